@@ -1,0 +1,35 @@
+//! The unit of data: one version of one key.
+
+/// The largest key evendb accepts, in bytes.
+pub const MAX_KEY_SIZE: usize = 16 * 1024;
+/// The largest value evendb accepts, in bytes.
+pub const MAX_VALUE_SIZE: usize = 16 * 1024 * 1024;
+
+/// One version of one key, as stored in a table or a log.
+///
+/// Versions order writes across the store (see `version`); the per-chunk
+/// `counter` orders writes of one key that got the same version. The newest
+/// entry of a key is the one with the largest `(version, counter)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub key: Vec<u8>,
+    /// `None` is a tombstone (the key was deleted).
+    pub value: Option<Vec<u8>>,
+    pub version: u64,
+    pub counter: u64,
+}
+
+impl Entry {
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.version, self.counter)
+    }
+
+    /// Bytes of user data the entry carries (key plus value).
+    pub fn user_bytes(&self) -> u64 {
+        (self.key.len() + self.value.as_ref().map_or(0, Vec::len)) as u64
+    }
+}
+
+/// Record kinds on disk. Values are on disk: never renumber.
+pub(crate) const KIND_PUT: u8 = 1;
+pub(crate) const KIND_DELETE: u8 = 2;

@@ -1,0 +1,98 @@
+//! The one error type of evendb.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in evendb.
+///
+/// The enum is `#[non_exhaustive]`: match the variants you act on and keep a
+/// wildcard arm for the rest.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O call failed. `path` names the file or folder.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or folder the failing call touched.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Bytes read from disk failed a checksum or a structural check.
+    ///
+    /// Nothing was served from the damaged region. `offset` is the byte offset
+    /// of the damaged record or block within `file`.
+    #[error("corruption in {file} at offset {offset}: {detail}")]
+    Corruption {
+        /// The damaged file.
+        file: PathBuf,
+        /// Offset of the damaged record or block.
+        offset: u64,
+        /// What check failed.
+        detail: String,
+    },
+
+    /// An argument is out of range (oversized key or value, bad option).
+    /// Returned before any I/O is done.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// Another handle, in this process or another one, has the store open.
+    #[error("the store at {0} is locked by another open handle; close it first")]
+    Locked(PathBuf),
+
+    /// The directory exists and is not empty, but holds no evendb store.
+    /// Nothing in it was touched.
+    #[error("{0} is not an evendb store (no MANIFEST) and is not empty; refusing to touch it")]
+    NotAStore(PathBuf),
+
+    /// The store was written by a newer format version than this build reads.
+    #[error("{path} has format version {found}, this build reads up to {supported}; upgrade evendb")]
+    UnsupportedVersion {
+        /// The file carrying the version.
+        path: PathBuf,
+        /// The version found on disk.
+        found: u32,
+        /// The newest version this build understands.
+        supported: u32,
+    },
+
+    /// A file the manifest refers to does not exist.
+    #[error("missing file {0}, referenced by the manifest; restore it from a backup")]
+    MissingFile(PathBuf),
+
+    /// An earlier write or sync failed; writes are refused until the store is
+    /// reopened, so that nothing is reported durable that may not be.
+    #[error("the store is poisoned by an earlier failure ({0}); reopen it")]
+    Poisoned(String),
+}
+
+/// `Result` with evendb's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corruption(
+        file: impl Into<PathBuf>,
+        offset: u64,
+        detail: impl Into<String>,
+    ) -> Self {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            detail: detail.into(),
+        }
+    }
+
+    /// True for [`Error::Corruption`].
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}

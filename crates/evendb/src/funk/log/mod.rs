@@ -1,0 +1,6 @@
+//! The append log of a funk: unsorted records of puts and deletes.
+
+pub(crate) mod format;
+mod segment;
+
+pub(crate) use segment::{LogSegment, RecordPtr};

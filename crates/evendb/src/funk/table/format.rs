@@ -1,0 +1,138 @@
+//! Byte map of a sorted table (all integers little-endian):
+//!
+//! ```text
+//! data block*   entries sorted by (key asc, version desc, counter desc)
+//!   entry:      kind u8 | key_len u32 | value_len u32 | version u64 |
+//!               counter u64 | key | value                (25-byte header)
+//!   trailer:    crc u32 = crc32c(seed, block_offset_le64 ++ entries)
+//! index block   count u32, then per data block:
+//!                 last_key_len u32 | last_key | offset u64 | len u32
+//!               (len includes the trailer)
+//!   trailer:    crc u32 = crc32c(seed, index_offset_le64 ++ body)
+//! footer        64 bytes:
+//!   0  magic u64 = TABLE_MAGIC       8  format_version u32
+//!  12  index_len u32                16  index_offset u64
+//!  24  entry_count u64              32  max_counter u64
+//!  40  max_version u64              48  user_bytes u64
+//!  56  reserved u32 = 0             60  footer_crc u32 = crc32c(seed, bytes 0..60)
+//! ```
+//!
+//! `seed` is [`codec::seed`](crate::codec::seed) of (Table, file number); the
+//! block offset is mixed in too, so a block read from the wrong place or the
+//! wrong file fails its check.
+
+use crate::codec::{checksum, Decoder, PutLe};
+use crate::entry::{Entry, KIND_DELETE, KIND_PUT, MAX_KEY_SIZE, MAX_VALUE_SIZE};
+
+pub(crate) const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"EVNTABL1");
+pub(crate) const TABLE_FORMAT_VERSION: u32 = 1;
+pub(crate) const FOOTER_LEN: usize = 64;
+pub(crate) const ENTRY_HEADER_LEN: usize = 25;
+
+pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) {
+    out.put_u8(if e.value.is_some() { KIND_PUT } else { KIND_DELETE });
+    out.put_u32(e.key.len() as u32);
+    out.put_u32(e.value.as_ref().map_or(0, Vec::len) as u32);
+    out.put_u64(e.version);
+    out.put_u64(e.counter);
+    out.extend_from_slice(&e.key);
+    if let Some(v) = &e.value {
+        out.extend_from_slice(v);
+    }
+}
+
+/// Decodes the entries of a block body (trailer already checked). `None` on
+/// any structural error.
+pub(crate) fn decode_entries(body: &[u8]) -> Option<Vec<Entry>> {
+    let mut d = Decoder::new(body);
+    let mut out = Vec::new();
+    while d.remaining() > 0 {
+        let kind = d.u8()?;
+        let key_len = d.u32()? as usize;
+        let value_len = d.u32()? as usize;
+        if key_len > MAX_KEY_SIZE || value_len > MAX_VALUE_SIZE {
+            return None;
+        }
+        let version = d.u64()?;
+        let counter = d.u64()?;
+        let key = d.bytes(key_len)?.to_vec();
+        let value = d.bytes(value_len)?;
+        let value = match kind {
+            KIND_PUT => Some(value.to_vec()),
+            KIND_DELETE if value_len == 0 => None,
+            _ => return None,
+        };
+        out.push(Entry {
+            key,
+            value,
+            version,
+            counter,
+        });
+    }
+    Some(out)
+}
+
+/// Checksum of a block or index stored at `offset`.
+pub(crate) fn block_crc(seed: u32, offset: u64, body: &[u8]) -> u32 {
+    checksum(checksum(seed, &offset.to_le_bytes()), body)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Footer {
+    pub index_len: u32,
+    pub index_offset: u64,
+    pub entry_count: u64,
+    pub max_counter: u64,
+    pub max_version: u64,
+    pub user_bytes: u64,
+}
+
+impl Footer {
+    pub fn encode(&self, seed: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        out.put_u64(TABLE_MAGIC);
+        out.put_u32(TABLE_FORMAT_VERSION);
+        out.put_u32(self.index_len);
+        out.put_u64(self.index_offset);
+        out.put_u64(self.entry_count);
+        out.put_u64(self.max_counter);
+        out.put_u64(self.max_version);
+        out.put_u64(self.user_bytes);
+        out.put_u32(0);
+        let crc = checksum(seed, &out);
+        out.put_u32(crc);
+        out
+    }
+
+    /// Decodes a footer. Errors are human-readable details for `Corruption`,
+    /// except a newer format version, returned as `Ok(Err(version))`.
+    pub fn decode(bytes: &[u8], seed: u32) -> Result<Result<Footer, u32>, &'static str> {
+        let body = bytes.get(..60).ok_or("short footer")?;
+        let mut d = Decoder::new(bytes);
+        let magic = d.u64().ok_or("short footer")?;
+        if magic != TABLE_MAGIC {
+            return Err("bad table magic");
+        }
+        let version = d.u32().ok_or("short footer")?;
+        let mut tail = Decoder::new(bytes.get(60..).ok_or("short footer")?);
+        let crc = tail.u32().ok_or("short footer")?;
+        if checksum(seed, body) != crc {
+            return Err("table footer failed its checksum");
+        }
+        if version > TABLE_FORMAT_VERSION {
+            return Ok(Err(version));
+        }
+        let f = (|| {
+            Some(Footer {
+                index_len: d.u32()?,
+                index_offset: d.u64()?,
+                entry_count: d.u64()?,
+                max_counter: d.u64()?,
+                max_version: d.u64()?,
+                user_bytes: d.u64()?,
+            })
+        })()
+        .ok_or("short footer")?;
+        Ok(Ok(f))
+    }
+}

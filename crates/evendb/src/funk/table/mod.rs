@@ -1,0 +1,8 @@
+//! The sorted table of a funk.
+
+pub(crate) mod format;
+mod reader;
+mod writer;
+
+pub(crate) use reader::{TableIter, TableReader};
+pub(crate) use writer::TableWriter;

@@ -1,0 +1,206 @@
+//! Reads a sorted table: footer and index at open, data blocks on demand.
+
+use super::format::{self, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION};
+use crate::codec::{self, Decoder, FileKind};
+use crate::entry::{Entry, MAX_KEY_SIZE};
+use crate::error::{Error, Result};
+use crate::vfs::{Storage, StorageFile};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Debug)]
+struct BlockHandle {
+    last_key: Vec<u8>,
+    offset: u64,
+    len: u32,
+}
+
+#[derive(Debug)]
+pub(crate) struct TableReader {
+    pub number: u64,
+    pub path: PathBuf,
+    pub footer: Footer,
+    pub file_size: u64,
+    seed: u32,
+    file: Arc<dyn StorageFile>,
+    blocks: Vec<BlockHandle>,
+}
+
+impl TableReader {
+    pub fn open(storage: &dyn Storage, dir: &Path, number: u64) -> Result<Self> {
+        let path = dir.join(super::TableWriter::file_name(number));
+        let file = match storage.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::MissingFile(path))
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let seed = codec::seed(FileKind::Table, number);
+        let file_size = file.len().map_err(|e| Error::io(&path, e))?;
+        let corrupt = |off: u64, d: &str| Error::corruption(&path, off, d);
+        if file_size < FOOTER_LEN as u64 {
+            return Err(corrupt(0, "table shorter than its footer"));
+        }
+        let footer_at = file_size - FOOTER_LEN as u64;
+        let mut fbuf = [0u8; FOOTER_LEN];
+        file.read_at(footer_at, &mut fbuf)
+            .map_err(|e| Error::io(&path, e))?;
+        let footer = match Footer::decode(&fbuf, seed) {
+            Ok(Ok(f)) => f,
+            Ok(Err(found)) => {
+                return Err(Error::UnsupportedVersion {
+                    path,
+                    found,
+                    supported: TABLE_FORMAT_VERSION,
+                })
+            }
+            Err(detail) => return Err(corrupt(footer_at, detail)),
+        };
+        // Bound the index by the file before allocating it.
+        if footer.index_offset.checked_add(u64::from(footer.index_len)) != Some(footer_at) {
+            return Err(corrupt(footer_at, "table index does not end at the footer"));
+        }
+        let mut ibuf = vec![0u8; footer.index_len as usize];
+        file.read_at(footer.index_offset, &mut ibuf)
+            .map_err(|e| Error::io(&path, e))?;
+        let body = checked_body(&ibuf, seed, footer.index_offset)
+            .ok_or_else(|| corrupt(footer.index_offset, "table index failed its checksum"))?;
+        let blocks = decode_index(body, footer.index_offset)
+            .ok_or_else(|| corrupt(footer.index_offset, "malformed table index"))?;
+        Ok(TableReader {
+            number,
+            path,
+            footer,
+            file_size,
+            seed,
+            file,
+            blocks,
+        })
+    }
+
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Index of the first block that may hold `key`.
+    fn block_for(&self, key: &[u8]) -> usize {
+        self.blocks.partition_point(|b| b.last_key.as_slice() < key)
+    }
+
+    pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
+        let Some(b) = self.blocks.get(i) else {
+            return Ok(Vec::new());
+        };
+        let mut buf = vec![0u8; b.len as usize];
+        self.file
+            .read_at(b.offset, &mut buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let corrupt = |d: &str| Error::corruption(&self.path, b.offset, d);
+        let body = checked_body(&buf, self.seed, b.offset)
+            .ok_or_else(|| corrupt("table block failed its checksum"))?;
+        format::decode_entries(body).ok_or_else(|| corrupt("malformed table block"))
+    }
+
+    /// The newest entry of `key` with version at most `max_version`.
+    pub fn get(&self, key: &[u8], max_version: u64) -> Result<Option<Entry>> {
+        let mut i = self.block_for(key);
+        while i < self.blocks.len() {
+            for e in self.read_block(i)? {
+                match e.key.as_slice().cmp(key) {
+                    std::cmp::Ordering::Less => continue,
+                    std::cmp::Ordering::Greater => return Ok(None),
+                    std::cmp::Ordering::Equal if e.version <= max_version => return Ok(Some(e)),
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+            // The key's versions may continue in the next block.
+            i += 1;
+        }
+        Ok(None)
+    }
+
+    /// Iterates every entry with key `>= from`, in table order.
+    pub fn iter_from(self: &Arc<Self>, from: &[u8]) -> TableIter {
+        TableIter {
+            table: self.clone(),
+            next_block: self.block_for(from),
+            from: from.to_vec(),
+            pending: VecDeque::new(),
+        }
+    }
+}
+
+fn checked_body(buf: &[u8], seed: u32, offset: u64) -> Option<&[u8]> {
+    let n = buf.len().checked_sub(4)?;
+    let (body, tail) = buf.split_at(n);
+    let stored = u32::from_le_bytes(tail.try_into().ok()?);
+    (format::block_crc(seed, offset, body) == stored).then_some(body)
+}
+
+fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
+    let mut d = Decoder::new(body);
+    let count = d.u32()? as usize;
+    // Each handle takes at least 16 bytes: bound the count before allocating.
+    if count > d.remaining() / 16 {
+        return None;
+    }
+    let mut blocks = Vec::with_capacity(count);
+    let mut expected = 0u64;
+    for _ in 0..count {
+        let key_len = d.u32()? as usize;
+        if key_len > MAX_KEY_SIZE {
+            return None;
+        }
+        let last_key = d.bytes(key_len)?.to_vec();
+        let offset = d.u64()?;
+        let len = d.u32()?;
+        if offset != expected || len < 4 {
+            return None;
+        }
+        expected = offset.checked_add(u64::from(len))?;
+        blocks.push(BlockHandle {
+            last_key,
+            offset,
+            len,
+        });
+    }
+    (expected == index_offset && d.remaining() == 0 && d.position() == body.len())
+        .then_some(blocks)
+}
+
+/// Entries of a table from a start key on, reading one block at a time.
+pub(crate) struct TableIter {
+    table: Arc<TableReader>,
+    next_block: usize,
+    from: Vec<u8>,
+    pending: VecDeque<Entry>,
+}
+
+impl Iterator for TableIter {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return Some(Ok(e));
+            }
+            if self.next_block >= self.table.block_count() {
+                return None;
+            }
+            match self.table.read_block(self.next_block) {
+                Ok(entries) => {
+                    self.next_block += 1;
+                    let from = &self.from;
+                    self.pending
+                        .extend(entries.into_iter().filter(|e| e.key.as_slice() >= from.as_slice()));
+                }
+                Err(e) => {
+                    self.next_block = usize::MAX;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}

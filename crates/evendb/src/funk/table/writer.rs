@@ -1,0 +1,123 @@
+//! Writes a sorted table, block by block.
+
+use super::format::{self, Footer, FOOTER_LEN};
+use crate::codec::{self, FileKind, PutLe};
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::vfs::{Storage, StorageFile};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub(crate) struct TableWriter {
+    path: PathBuf,
+    file: Arc<dyn StorageFile>,
+    seed: u32,
+    block_size: usize,
+    block: Vec<u8>,
+    block_last_key: Vec<u8>,
+    offset: u64,
+    index: Vec<(Vec<u8>, u64, u32)>,
+    footer: Footer,
+    last: Option<(Vec<u8>, u64, u64)>,
+}
+
+impl TableWriter {
+    pub fn file_name(number: u64) -> String {
+        format!("{number:06}.tbl")
+    }
+
+    pub fn create(storage: &dyn Storage, dir: &Path, number: u64, block_size: usize) -> Result<Self> {
+        let path = dir.join(Self::file_name(number));
+        let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(TableWriter {
+            path,
+            file,
+            seed: codec::seed(FileKind::Table, number),
+            block_size: block_size.max(256),
+            block: Vec::new(),
+            block_last_key: Vec::new(),
+            offset: 0,
+            index: Vec::new(),
+            footer: Footer {
+                index_len: 0,
+                index_offset: 0,
+                entry_count: 0,
+                max_counter: 0,
+                max_version: 0,
+                user_bytes: 0,
+            },
+            last: None,
+        })
+    }
+
+    /// Adds the next entry; entries must come in (key asc, stamp desc) order.
+    pub fn add(&mut self, e: &Entry) -> Result<()> {
+        debug_assert!(self.last.as_ref().is_none_or(|(k, v, c)| {
+            (k.as_slice(), std::cmp::Reverse((*v, *c)))
+                < (e.key.as_slice(), std::cmp::Reverse(e.stamp()))
+        }));
+        self.last = Some((e.key.clone(), e.version, e.counter));
+        format::encode_entry(&mut self.block, e);
+        self.block_last_key.clear();
+        self.block_last_key.extend_from_slice(&e.key);
+        self.footer.entry_count += 1;
+        self.footer.max_counter = self.footer.max_counter.max(e.counter);
+        self.footer.max_version = self.footer.max_version.max(e.version);
+        self.footer.user_bytes += e.user_bytes();
+        if self.block.len() >= self.block_size {
+            self.finish_block()?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.file
+            .write_at(self.offset, bytes)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn finish_block(&mut self) -> Result<()> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        let offset = self.offset;
+        let crc = format::block_crc(self.seed, offset, &self.block);
+        let mut block = std::mem::take(&mut self.block);
+        block.put_u32(crc);
+        self.write(&block)?;
+        self.index.push((
+            std::mem::take(&mut self.block_last_key),
+            offset,
+            block.len() as u32,
+        ));
+        block.clear();
+        self.block = block;
+        Ok(())
+    }
+
+    /// Writes the index and footer and syncs the file. Returns the file size.
+    pub fn finish(mut self) -> Result<u64> {
+        self.finish_block()?;
+        let index_offset = self.offset;
+        let mut index = Vec::new();
+        index.put_u32(self.index.len() as u32);
+        for (key, off, len) in &self.index {
+            index.put_u32(key.len() as u32);
+            index.extend_from_slice(key);
+            index.put_u64(*off);
+            index.put_u32(*len);
+        }
+        let crc = format::block_crc(self.seed, index_offset, &index);
+        index.put_u32(crc);
+        self.footer.index_offset = index_offset;
+        self.footer.index_len = index.len() as u32;
+        self.write(&index)?;
+        let footer = self.footer.encode(self.seed);
+        debug_assert_eq!(footer.len(), FOOTER_LEN);
+        self.write(&footer)?;
+        self.file.sync().map_err(|e| Error::io(&self.path, e))?;
+        Ok(self.offset)
+    }
+}

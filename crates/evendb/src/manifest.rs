@@ -1,0 +1,224 @@
+//! The manifest: the durable list of chunks and their files.
+//!
+//! Byte map of `MANIFEST` (all integers little-endian):
+//!
+//! ```text
+//!  0  magic u64 = MANIFEST_MAGIC
+//!  8  format_version u32
+//! 12  body_len u32            bounded by the file length before use
+//! 16  body:
+//!       epoch u64 | next_file u64 | next_chunk_id u64 | chunk_count u32
+//!       per chunk, in key order:
+//!         chunk_id u64 | min_key_len u32 | min_key | table u64 (0 = none)
+//!         | log_count u32 | log u64 * log_count
+//! 16+body_len  crc u32 = crc32c(seed, bytes 0 .. 16+body_len)
+//! ```
+//!
+//! It is replaced whole: written to `MANIFEST.tmp`, synced, renamed over
+//! `MANIFEST`, and the directory synced. A crash at any step leaves either
+//! the old or the new manifest, never a mix.
+
+use crate::codec::{self, checksum, Decoder, FileKind, PutLe};
+use crate::entry::MAX_KEY_SIZE;
+use crate::error::{Error, Result};
+use crate::funk::FunkFiles;
+use crate::vfs::Storage;
+use std::path::Path;
+
+pub(crate) const MANIFEST: &str = "MANIFEST";
+pub(crate) const MANIFEST_TMP: &str = "MANIFEST.tmp";
+pub(crate) const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"EVNMANI1");
+pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 1;
+/// The manifest's file number for checksum seeding.
+const MANIFEST_SEED_NUMBER: u64 = 0;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChunkRecord {
+    pub id: u64,
+    pub min_key: Vec<u8>,
+    pub files: FunkFiles,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Manifest {
+    pub epoch: u64,
+    pub next_file: u64,
+    pub next_chunk_id: u64,
+    pub chunks: Vec<ChunkRecord>,
+}
+
+impl Manifest {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.put_u64(self.epoch);
+        body.put_u64(self.next_file);
+        body.put_u64(self.next_chunk_id);
+        body.put_u32(self.chunks.len() as u32);
+        for c in &self.chunks {
+            body.put_u64(c.id);
+            body.put_u32(c.min_key.len() as u32);
+            body.extend_from_slice(&c.min_key);
+            body.put_u64(c.files.table.unwrap_or(0));
+            body.put_u32(c.files.logs.len() as u32);
+            for &l in &c.files.logs {
+                body.put_u64(l);
+            }
+        }
+        let mut out = Vec::with_capacity(body.len() + 20);
+        out.put_u64(MANIFEST_MAGIC);
+        out.put_u32(MANIFEST_FORMAT_VERSION);
+        out.put_u32(body.len() as u32);
+        out.extend_from_slice(&body);
+        let crc = checksum(codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER), &out);
+        out.put_u32(crc);
+        out
+    }
+
+    pub fn decode(bytes: &[u8], path: &Path) -> Result<Manifest> {
+        let corrupt = |off: usize, d: &str| Error::corruption(path, off as u64, d);
+        let mut d = Decoder::new(bytes);
+        if d.u64() != Some(MANIFEST_MAGIC) {
+            return Err(corrupt(0, "bad manifest magic"));
+        }
+        let version = d.u32().ok_or_else(|| corrupt(8, "short manifest"))?;
+        let body_len = d.u32().ok_or_else(|| corrupt(12, "short manifest"))? as usize;
+        if bytes.len() != 16 + body_len + 4 {
+            return Err(corrupt(12, "manifest length does not match its header"));
+        }
+        let (covered, tail) = bytes.split_at(16 + body_len);
+        let stored = u32::from_le_bytes(tail.try_into().map_err(|_| corrupt(0, "short"))?);
+        if checksum(codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER), covered) != stored {
+            return Err(corrupt(0, "manifest failed its checksum"));
+        }
+        if version > MANIFEST_FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: version,
+                supported: MANIFEST_FORMAT_VERSION,
+            });
+        }
+        let parsed = (|| {
+            let epoch = d.u64()?;
+            let next_file = d.u64()?;
+            let next_chunk_id = d.u64()?;
+            let count = d.u32()? as usize;
+            if count > d.remaining() / 24 {
+                return None;
+            }
+            let mut chunks = Vec::with_capacity(count);
+            for _ in 0..count {
+                let id = d.u64()?;
+                let key_len = d.u32()? as usize;
+                if key_len > MAX_KEY_SIZE {
+                    return None;
+                }
+                let min_key = d.bytes(key_len)?.to_vec();
+                let table = Some(d.u64()?).filter(|&t| t != 0);
+                let logs_len = d.u32()? as usize;
+                if logs_len == 0 || logs_len > d.remaining() / 8 {
+                    return None;
+                }
+                let logs = (0..logs_len).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
+                chunks.push(ChunkRecord {
+                    id,
+                    min_key,
+                    files: FunkFiles { table, logs },
+                });
+            }
+            (d.remaining() == 4).then_some(Manifest {
+                epoch,
+                next_file,
+                next_chunk_id,
+                chunks,
+            })
+        })();
+        let m = parsed.ok_or_else(|| corrupt(16, "malformed manifest body"))?;
+        let partitions = m.chunks.first().is_some_and(|c| c.min_key.is_empty())
+            && m.chunks.windows(2).all(|w| w[0].min_key < w[1].min_key);
+        if !partitions {
+            return Err(corrupt(16, "manifest chunks do not partition the key space"));
+        }
+        Ok(m)
+    }
+
+    /// Reads the manifest of `dir`; `Ok(None)` if there is none.
+    pub fn load(storage: &dyn Storage, dir: &Path) -> Result<Option<Manifest>> {
+        let path = dir.join(MANIFEST);
+        let file = match storage.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let len = file.len().map_err(|e| Error::io(&path, e))?;
+        // A manifest holds at most a few bytes per chunk; refuse absurd sizes.
+        if len > 1 << 30 {
+            return Err(Error::corruption(&path, 0, "manifest larger than 1 GiB"));
+        }
+        let mut buf = vec![0u8; len as usize];
+        file.read_at(0, &mut buf)
+            .map_err(|e| Error::io(&path, e))?;
+        Manifest::decode(&buf, &path).map(Some)
+    }
+
+    /// Durably replaces the manifest of `dir` with `self`.
+    pub fn store(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
+        let tmp = dir.join(MANIFEST_TMP);
+        let path = dir.join(MANIFEST);
+        let file = storage.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        file.write_at(0, &self.encode())
+            .and_then(|()| file.sync())
+            .map_err(|e| Error::io(&tmp, e))?;
+        storage
+            .rename(&tmp, &path)
+            .map_err(|e| Error::io(&path, e))?;
+        storage.sync_dir(dir).map_err(|e| Error::io(dir, e))
+    }
+
+    /// Every file number the manifest refers to.
+    pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
+        self.chunks
+            .iter()
+            .flat_map(|c| c.files.table.into_iter().chain(c.files.logs.iter().copied()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Manifest {
+        Manifest {
+            epoch: 3,
+            next_file: 10,
+            next_chunk_id: 4,
+            chunks: vec![
+                ChunkRecord {
+                    id: 1,
+                    min_key: vec![],
+                    files: FunkFiles { table: Some(5), logs: vec![6] },
+                },
+                ChunkRecord {
+                    id: 3,
+                    min_key: b"m".to_vec(),
+                    files: FunkFiles { table: None, logs: vec![7, 9] },
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn manifest_round_trips() {
+        let m = sample();
+        assert_eq!(Manifest::decode(&m.encode(), Path::new("M")).unwrap(), m);
+    }
+
+    #[test]
+    fn every_flipped_byte_of_a_manifest_is_detected() {
+        let bytes = sample().encode();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x01;
+            assert!(Manifest::decode(&bad, Path::new("M")).is_err(), "flip at {i}");
+        }
+    }
+}

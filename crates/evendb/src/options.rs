@@ -1,0 +1,155 @@
+//! Every option, with its default and its trade-off.
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::vfs::{StdFs, Storage};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What survives a crash, and what a put costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Durability {
+    /// A put returns only after its log record is on stable storage
+    /// (fsync). Concurrent puts to one chunk share an fsync. Every
+    /// acknowledged put survives a crash. Roughly an order of magnitude
+    /// slower than `Buffered` for small puts.
+    Sync,
+    /// Puts are buffered and synced in the background every
+    /// `sync_interval`; a crash (of the process or the machine) may lose the
+    /// puts of the last interval. [`Db::flush`] syncs on demand.
+    Buffered {
+        /// How often buffered puts are synced.
+        sync_interval: Duration,
+    },
+}
+
+impl Default for Durability {
+    /// `Buffered` with a 100 ms interval.
+    fn default() -> Self {
+        Durability::Buffered {
+            sync_interval: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Options for opening a store; start from [`Options::default`].
+///
+/// ```
+/// use evendb::{Durability, Options};
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = Options::default()
+///     .durability(Durability::Sync)
+///     .max_chunk_size(4 << 20)
+///     .open(dir.path())?;
+/// db.put("k", "v")?;
+/// # Ok::<(), evendb::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) durability: Durability,
+    pub(crate) max_chunk_size: u64,
+    pub(crate) max_log_size: u64,
+    pub(crate) block_size: usize,
+    pub(crate) maintenance_threads: usize,
+    pub(crate) create_if_missing: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            storage: Arc::new(StdFs),
+            durability: Durability::default(),
+            max_chunk_size: 8 << 20,
+            max_log_size: 2 << 20,
+            block_size: 4096,
+            maintenance_threads: 1,
+            create_if_missing: true,
+        }
+    }
+}
+
+impl Options {
+    /// Durability of puts. Default: [`Durability::Buffered`] every 100 ms.
+    pub fn durability(mut self, d: Durability) -> Self {
+        self.durability = d;
+        self
+    }
+
+    /// A chunk whose data passes this size is split in two at its next
+    /// rebuild; neighbors whose data together falls under a quarter of it
+    /// are merged. Default 8 MiB. Larger chunks mean fewer files and longer
+    /// rebuilds; smaller ones mean finer caching and more files.
+    pub fn max_chunk_size(mut self, bytes: u64) -> Self {
+        self.max_chunk_size = bytes;
+        self
+    }
+
+    /// When a chunk's log passes this size, the chunk's table and log are
+    /// merged into a new table (a funk rebalance). Default 2 MiB. Larger
+    /// logs mean less rewriting (lower write amplification) and slower reads
+    /// of munk-less chunks.
+    pub fn max_log_size(mut self, bytes: u64) -> Self {
+        self.max_log_size = bytes;
+        self
+    }
+
+    /// Target size of a table data block. Default 4 KiB. Larger blocks
+    /// favour scans, smaller ones point reads.
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes;
+        self
+    }
+
+    /// Background threads that rebuild chunks. Default 1. With 0, the put
+    /// that fills a log rebuilds its chunk itself before returning (useful
+    /// for deterministic tests).
+    pub fn maintenance_threads(mut self, n: usize) -> Self {
+        self.maintenance_threads = n;
+        self
+    }
+
+    /// Create the store if the directory has none. Default true.
+    pub fn create_if_missing(mut self, yes: bool) -> Self {
+        self.create_if_missing = yes;
+        self
+    }
+
+    /// The storage all file I/O goes through. Default: the real file
+    /// system. Tests pass a [`MemFs`](crate::vfs::MemFs).
+    pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    /// Opens (or creates) the store at `path`.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] if another handle has it open, [`Error::NotAStore`]
+    /// for a non-empty directory without a store, [`Error::InvalidArgument`]
+    /// for inconsistent options, and I/O or corruption errors.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Db> {
+        self.validate()?;
+        Db::open_with(path.as_ref(), self)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.max_chunk_size < 4096 {
+            return Err(Error::InvalidArgument("max_chunk_size must be at least 4096".into()));
+        }
+        if self.max_log_size < 1024 {
+            return Err(Error::InvalidArgument("max_log_size must be at least 1024".into()));
+        }
+        if !(256..=(16 << 20)).contains(&self.block_size) {
+            return Err(Error::InvalidArgument("block_size must be in 256..=16 MiB".into()));
+        }
+        if let Durability::Buffered { sync_interval } = self.durability {
+            if sync_interval.is_zero() {
+                return Err(Error::InvalidArgument("sync_interval must be positive".into()));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+//! The storage trait: every file operation of the engine goes through it.
+//!
+//! [`StdFs`] is the real file system. [`MemFs`] keeps files in memory and
+//! remembers, per file and per directory, what has been synced, so tests can
+//! simulate a power loss (drop or tear what was not synced) and inject I/O
+//! faults at the N-th operation.
+
+mod mem;
+mod std_fs;
+
+pub use mem::{CrashMode, Fault, MemFs};
+pub use std_fs::StdFs;
+
+use std::fmt::Debug;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A file system as the engine sees it.
+///
+/// Paths are absolute or relative to the process's working directory; the
+/// engine only ever passes paths inside the store's directory.
+pub trait Storage: Send + Sync + Debug + 'static {
+    /// Creates `dir` and its parents if missing.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Names (not paths) of the entries of `dir`.
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// True if `path` names an existing file or directory.
+    fn exists(&self, path: &Path) -> io::Result<bool>;
+    /// Creates `path` empty (truncating an existing file) for reading and writing.
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
+    /// Opens the existing file `path` for reading and writing.
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes the file `path`.
+    fn remove(&self, path: &Path) -> io::Result<()>;
+    /// Makes the entries of `dir` (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Takes an exclusive advisory lock on `path` (created if missing).
+    /// `Ok(None)` means another holder has it. The lock is released when the
+    /// returned guard is dropped, or when the holding process dies.
+    fn lock(&self, path: &Path) -> io::Result<Option<Box<dyn StorageLock>>>;
+}
+
+/// An open file. Reads and writes are positional, so one handle can serve
+/// many threads.
+pub trait StorageFile: Send + Sync + Debug {
+    /// Fills `buf` from `offset`; a short file is `UnexpectedEof`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes all of `data` at `offset`, extending the file if needed.
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// Makes the file's contents and length durable.
+    fn sync(&self) -> io::Result<()>;
+    /// Cuts the file to `len` bytes.
+    fn truncate(&self, len: u64) -> io::Result<()>;
+}
+
+/// A held directory lock; dropping it releases the lock.
+pub trait StorageLock: Send + Sync + Debug {}
