@@ -317,7 +317,7 @@ impl Db {
     pub fn compact(&self) -> Result<()> {
         let list = self.inner.chunk_list();
         for chunk in &list.chunks {
-            crate::maintenance::rebuild(&self.inner, chunk, true)?;
+            crate::maintenance::rebuild_and_merge(&self.inner, chunk)?;
         }
         Ok(())
     }
@@ -466,7 +466,7 @@ impl DbInner {
     /// Queues a chunk for rebuild, or rebuilds it now without workers.
     fn schedule(&self, chunk: &Arc<Chunk>) {
         if self.opts.maintenance_threads == 0 {
-            if let Err(e) = crate::maintenance::rebuild(self, chunk, true) {
+            if let Err(e) = crate::maintenance::rebuild_and_merge(self, chunk) {
                 log::error!("rebuild of chunk {} failed: {e}", chunk.id);
             }
             return;

@@ -50,7 +50,7 @@ pub(crate) fn worker(inner: &Arc<DbInner>) {
             }
         };
         chunk.queued.store(false, Ordering::Release);
-        if let Err(e) = rebuild(inner, &chunk, true) {
+        if let Err(e) = rebuild_and_merge(inner, &chunk) {
             log::error!("rebuild of chunk {} failed: {e}", chunk.id);
         }
     }
@@ -70,38 +70,73 @@ pub(crate) fn gc_group(mut versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entr
     versions
 }
 
-/// Rebuilds `chunk` (and, if `allow_merge` and both are small, its right
-/// neighbor with it). Returns without doing anything if another thread is
-/// rebuilding it or it has been replaced.
-pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) -> Result<()> {
+/// What a rebuild may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Rebalance, split as needed, and merge with a small neighbor.
+    Any,
+    /// Rebalance and split only.
+    RebalanceOnly,
+    /// Merge with a small neighbor, or do nothing.
+    MergeOnly,
+}
+
+/// Rebuilds and, if it asks for it, merges `chunk`: what callers outside
+/// this module use.
+pub(crate) fn rebuild_and_merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    if rebuild(inner, chunk, Mode::Any)? && !chunk.is_retired() {
+        rebuild(inner, chunk, Mode::MergeOnly)?;
+    }
+    Ok(())
+}
+
+/// Rebuilds `chunk` (with a small neighbor, to merge, when `mode` allows).
+/// Does nothing if another thread is rebuilding it or it has been replaced.
+/// Returns true when the chunk came out small enough to try a merge.
+pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result<bool> {
     inner.check_poison()?;
     let started = Instant::now();
     let Some(_own) = chunk.rebuilding.try_lock() else {
-        return Ok(());
+        return Ok(false);
     };
     if chunk.is_retired() {
-        return Ok(());
+        return Ok(false);
     }
     inner.ensure_open(chunk)?;
     let max = inner.opts.max_chunk_size;
     let size_of = |c: &Chunk| c.state.read().funk.as_ref().map_or(0, Funk::size_bytes);
 
-    // Merge candidates: this chunk and its right neighbor, both small.
+    // Merge candidates: this chunk and a neighbor, both small. Targets stay
+    // in key order.
     let mut targets = vec![chunk.clone()];
     let mut neighbor_guard = None;
-    if allow_merge && size_of(chunk) < max / 4 {
+    if mode != Mode::RebalanceOnly && size_of(chunk) < max / 4 {
         let list = inner.chunk_list();
         let i = list.position(&chunk.min_key);
         let is_self = list.chunks.get(i).is_some_and(|c| Arc::ptr_eq(c, chunk));
-        if let Some(next) = list.chunks.get(i + 1).filter(|_| is_self).cloned() {
-            if let Some(g) = next.rebuilding.try_lock_arc() {
-                inner.ensure_open(&next)?;
-                if !next.is_retired() && size_of(chunk) + size_of(&next) < max / 2 {
-                    targets.push(next.clone());
-                    neighbor_guard = Some(g);
+        let right = list.chunks.get(i + 1).cloned();
+        let left = i.checked_sub(1).and_then(|j| list.chunks.get(j)).cloned();
+        for (next, is_right) in [(right, true), (left, false)] {
+            let Some(next) = next.filter(|_| is_self) else {
+                continue;
+            };
+            let Some(g) = next.rebuilding.try_lock_arc() else {
+                continue;
+            };
+            inner.ensure_open(&next)?;
+            if !next.is_retired() && size_of(chunk) + size_of(&next) < max / 2 {
+                if is_right {
+                    targets.push(next);
+                } else {
+                    targets.insert(0, next);
                 }
+                neighbor_guard = Some(g);
+                break;
             }
         }
+    }
+    if mode == Mode::MergeOnly && targets.len() == 1 {
+        return Ok(false);
     }
 
     // Step 2: divert puts to fresh segments, published before use.
@@ -110,7 +145,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) ->
         let segment = Arc::new(LogSegment::create(inner.storage.as_ref(), &inner.dir, number)?);
         let mut st = c.state.write();
         let Some(funk) = st.funk.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
         let frozen = funk.divert(segment);
         st.frozen = Some(frozen);
@@ -127,7 +162,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) ->
     for c in &targets {
         let st = c.state.read();
         let Some(funk) = st.funk.as_ref() else {
-            return Ok(());
+            return Ok(false);
         };
         let frozen = st.frozen.unwrap_or(funk.logs.len());
         // Copy out what the frozen segments hold; values are read below.
@@ -194,7 +229,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) ->
     if single {
         let g = &guards[0];
         let Some(funk) = g.funk.as_ref() else {
-            return Ok(());
+            return Ok(false);
         };
         let frozen = g.frozen.unwrap_or(funk.logs.len() - 1);
         let log = funk.logs[frozen].clone();
@@ -303,6 +338,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) ->
             stats::add(&inner.counters.splits, 1);
         }
     }
+    let wants_merge = single && guards[0].funk.as_ref().is_some_and(|f| f.size_bytes() < max / 4);
     let new_files: Vec<u64> = guards
         .iter()
         .filter_map(|g| g.funk.as_ref().map(|f| f.files()))
@@ -321,7 +357,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, allow_merge: bool) ->
         }
     }
     stats::add(&inner.counters.rebuild_micros, started.elapsed().as_micros() as u64);
-    Ok(())
+    Ok(wants_merge)
 }
 
 fn remove_file(inner: &DbInner, number: u64) {

@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use evendb::vfs::MemFs;
+use evendb::{Db, Durability, Options};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The seed of a randomized test: `EVENDB_SEED` if set, else from the clock.
+/// Printed so a failure can be replayed.
+pub fn seed(test: &str) -> u64 {
+    let seed = std::env::var("EVENDB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+    eprintln!("{test}: seed {seed} (replay with EVENDB_SEED={seed})");
+    seed
+}
+
+/// How many iterations a randomized test runs: `EVENDB_ITERATIONS` or `default`.
+pub fn iterations(default: u64) -> u64 {
+    std::env::var("EVENDB_ITERATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+pub fn dir() -> PathBuf {
+    PathBuf::from("/db")
+}
+
+/// Options with tiny limits so splits, merges and rebalances happen often,
+/// over an in-memory file system, deterministic (no background threads).
+pub fn tiny(fs: &MemFs) -> Options {
+    Options::default()
+        .storage(Arc::new(fs.clone()))
+        .durability(Durability::Sync)
+        .max_chunk_size(4096)
+        .max_log_size(1024)
+        .block_size(256)
+        .maintenance_threads(0)
+}
+
+pub fn open_tiny(fs: &MemFs) -> Db {
+    tiny(fs).open(dir()).expect("open")
+}
+
+pub fn all(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.scan::<&[u8], _>(..).collect::<Result<_, _>>().expect("scan")
+}
+
+pub fn engine_files(fs: &MemFs, dir: &Path) -> Vec<String> {
+    use evendb::vfs::Storage;
+    let mut v: Vec<String> = fs
+        .list(dir)
+        .expect("list")
+        .into_iter()
+        .filter(|n| n.ends_with(".tbl") || n.ends_with(".log"))
+        .collect();
+    v.sort();
+    v
+}
