@@ -166,6 +166,7 @@ impl Db {
         // version on disk. It is durable before the first put.
         manifest.epoch += 1;
         manifest.store(st, dir)?;
+        let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         remove_orphans(st, dir, &manifest, &names)?;
 
         let chunks = manifest

@@ -339,11 +339,6 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
         }
     }
     let wants_merge = single && guards[0].funk.as_ref().is_some_and(|f| f.size_bytes() < max / 4);
-    let new_files: Vec<u64> = guards
-        .iter()
-        .filter_map(|g| g.funk.as_ref().map(|f| f.files()))
-        .flat_map(|f| f.table.into_iter().chain(f.logs))
-        .collect();
     drop(guards);
     drop(neighbor_guard);
 
@@ -351,7 +346,7 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
     let live: std::collections::HashSet<u64> = inner.published.lock().manifest.live_files().collect();
     for f in &old_files {
         for n in f.table.iter().chain(f.logs.iter()) {
-            if !live.contains(n) && !new_files.contains(n) {
+            if !live.contains(n) {
                 remove_file(inner, *n);
             }
         }
