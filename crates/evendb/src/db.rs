@@ -90,14 +90,20 @@ impl Drop for Owner {
             let _ = t.join();
         }
         if let Err(e) = self.inner.flush() {
-            log::error!("closing {}: final sync failed: {e}", self.inner.dir.display());
+            log::error!(
+                "closing {}: final sync failed: {e}",
+                self.inner.dir.display()
+            );
         }
     }
 }
 
 fn is_engine_file(name: &str) -> Option<u64> {
     let (stem, ext) = name.split_once('.')?;
-    if (ext == "tbl" || ext == "log") && !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()) {
+    if (ext == "tbl" || ext == "log")
+        && !stem.is_empty()
+        && stem.bytes().all(|b| b.is_ascii_digit())
+    {
         stem.parse().ok()
     } else {
         None
@@ -172,7 +178,15 @@ impl Db {
         let chunks = manifest
             .chunks
             .iter()
-            .map(|c| Arc::new(Chunk::new(c.id, c.min_key.clone(), c.files.clone(), None, 0)))
+            .map(|c| {
+                Arc::new(Chunk::new(
+                    c.id,
+                    c.min_key.clone(),
+                    c.files.clone(),
+                    None,
+                    0,
+                ))
+            })
             .collect();
         let inner = Arc::new(DbInner {
             dir: dir.to_path_buf(),
@@ -523,6 +537,11 @@ impl DbInner {
     }
 
     pub fn table_writer(&self, number: u64) -> Result<TableWriter> {
-        TableWriter::create(self.storage.as_ref(), &self.dir, number, self.opts.block_size)
+        TableWriter::create(
+            self.storage.as_ref(),
+            &self.dir,
+            number,
+            self.opts.block_size,
+        )
     }
 }

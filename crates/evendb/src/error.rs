@@ -48,7 +48,9 @@ pub enum Error {
     NotAStore(PathBuf),
 
     /// The store was written by a newer format version than this build reads.
-    #[error("{path} has format version {found}, this build reads up to {supported}; upgrade evendb")]
+    #[error(
+        "{path} has format version {found}, this build reads up to {supported}; upgrade evendb"
+    )]
     UnsupportedVersion {
         /// The file carrying the version.
         path: PathBuf,

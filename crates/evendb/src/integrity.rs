@@ -57,10 +57,17 @@ fn verify(inner: &DbInner) -> Result<IntegrityReport> {
     let manifest = inner.published.lock().manifest.clone();
     let st = inner.storage.as_ref();
     let dir = &inner.dir;
-    if manifest.chunks.first().is_none_or(|c| !c.min_key.is_empty())
-        || !manifest.chunks.windows(2).all(|w| w[0].min_key < w[1].min_key)
+    if manifest
+        .chunks
+        .first()
+        .is_none_or(|c| !c.min_key.is_empty())
+        || !manifest
+            .chunks
+            .windows(2)
+            .all(|w| w[0].min_key < w[1].min_key)
     {
-        r.problems.push("chunks do not partition the key space".into());
+        r.problems
+            .push("chunks do not partition the key space".into());
     }
     for (i, c) in manifest.chunks.iter().enumerate() {
         r.chunks += 1;
@@ -117,20 +124,33 @@ fn check_table(
     for b in 0..t.block_count() {
         for e in t.read_block(b)? {
             let ordered = prev.as_ref().is_none_or(|(k, v, c)| {
-                (k.as_slice(), std::cmp::Reverse((*v, *c))) < (e.key.as_slice(), std::cmp::Reverse(e.stamp()))
+                (k.as_slice(), std::cmp::Reverse((*v, *c)))
+                    < (e.key.as_slice(), std::cmp::Reverse(e.stamp()))
             });
             if !ordered {
-                return Err(Error::corruption(dir.join(&name), 0, "table entries out of order"));
+                return Err(Error::corruption(
+                    dir.join(&name),
+                    0,
+                    "table entries out of order",
+                ));
             }
             if !in_range(&e.key) {
-                return Err(Error::corruption(dir.join(&name), 0, "table key outside the chunk's range"));
+                return Err(Error::corruption(
+                    dir.join(&name),
+                    0,
+                    "table key outside the chunk's range",
+                ));
             }
             prev = Some((e.key.clone(), e.version, e.counter));
             count += 1;
         }
     }
     if count != t.footer.entry_count {
-        return Err(Error::corruption(dir.join(&name), 0, "table entry count differs from its footer"));
+        return Err(Error::corruption(
+            dir.join(&name),
+            0,
+            "table entry count differs from its footer",
+        ));
     }
     Ok(count)
 }

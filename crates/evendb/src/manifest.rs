@@ -87,7 +87,11 @@ impl Manifest {
         }
         let (covered, tail) = bytes.split_at(16 + body_len);
         let stored = u32::from_le_bytes(tail.try_into().map_err(|_| corrupt(0, "short"))?);
-        if checksum(codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER), covered) != stored {
+        if checksum(
+            codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER),
+            covered,
+        ) != stored
+        {
             return Err(corrupt(0, "manifest failed its checksum"));
         }
         if version > MANIFEST_FORMAT_VERSION {
@@ -136,7 +140,10 @@ impl Manifest {
         let partitions = m.chunks.first().is_some_and(|c| c.min_key.is_empty())
             && m.chunks.windows(2).all(|w| w[0].min_key < w[1].min_key);
         if !partitions {
-            return Err(corrupt(16, "manifest chunks do not partition the key space"));
+            return Err(corrupt(
+                16,
+                "manifest chunks do not partition the key space",
+            ));
         }
         Ok(m)
     }
@@ -155,8 +162,7 @@ impl Manifest {
             return Err(Error::corruption(&path, 0, "manifest larger than 1 GiB"));
         }
         let mut buf = vec![0u8; len as usize];
-        file.read_at(0, &mut buf)
-            .map_err(|e| Error::io(&path, e))?;
+        file.read_at(0, &mut buf).map_err(|e| Error::io(&path, e))?;
         Manifest::decode(&buf, &path).map(Some)
     }
 
@@ -176,9 +182,12 @@ impl Manifest {
 
     /// Every file number the manifest refers to.
     pub fn live_files(&self) -> impl Iterator<Item = u64> + '_ {
-        self.chunks
-            .iter()
-            .flat_map(|c| c.files.table.into_iter().chain(c.files.logs.iter().copied()))
+        self.chunks.iter().flat_map(|c| {
+            c.files
+                .table
+                .into_iter()
+                .chain(c.files.logs.iter().copied())
+        })
     }
 }
 
@@ -195,12 +204,18 @@ mod tests {
                 ChunkRecord {
                     id: 1,
                     min_key: vec![],
-                    files: FunkFiles { table: Some(5), logs: vec![6] },
+                    files: FunkFiles {
+                        table: Some(5),
+                        logs: vec![6],
+                    },
                 },
                 ChunkRecord {
                     id: 3,
                     min_key: b"m".to_vec(),
-                    files: FunkFiles { table: None, logs: vec![7, 9] },
+                    files: FunkFiles {
+                        table: None,
+                        logs: vec![7, 9],
+                    },
                 },
             ],
         }
@@ -218,7 +233,10 @@ mod tests {
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x01;
-            assert!(Manifest::decode(&bad, Path::new("M")).is_err(), "flip at {i}");
+            assert!(
+                Manifest::decode(&bad, Path::new("M")).is_err(),
+                "flip at {i}"
+            );
         }
     }
 }

@@ -137,17 +137,25 @@ impl Options {
 
     fn validate(&self) -> Result<()> {
         if self.max_chunk_size < 4096 {
-            return Err(Error::InvalidArgument("max_chunk_size must be at least 4096".into()));
+            return Err(Error::InvalidArgument(
+                "max_chunk_size must be at least 4096".into(),
+            ));
         }
         if self.max_log_size < 1024 {
-            return Err(Error::InvalidArgument("max_log_size must be at least 1024".into()));
+            return Err(Error::InvalidArgument(
+                "max_log_size must be at least 1024".into(),
+            ));
         }
         if !(256..=(16 << 20)).contains(&self.block_size) {
-            return Err(Error::InvalidArgument("block_size must be in 256..=16 MiB".into()));
+            return Err(Error::InvalidArgument(
+                "block_size must be in 256..=16 MiB".into(),
+            ));
         }
         if let Durability::Buffered { sync_interval } = self.durability {
             if sync_interval.is_zero() {
-                return Err(Error::InvalidArgument("sync_interval must be positive".into()));
+                return Err(Error::InvalidArgument(
+                    "sync_interval must be positive".into(),
+                ));
             }
         }
         Ok(())

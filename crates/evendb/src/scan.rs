@@ -41,7 +41,9 @@ pub struct Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("version", &self.guard.version).finish()
+        f.debug_struct("Snapshot")
+            .field("version", &self.guard.version)
+            .finish()
     }
 }
 
@@ -86,7 +88,9 @@ pub struct Scan {
 
 impl std::fmt::Debug for Scan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scan").field("version", &self.snap.version).finish()
+        f.debug_struct("Scan")
+            .field("version", &self.snap.version)
+            .finish()
     }
 }
 
@@ -114,7 +118,10 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 }
 
 impl Scan {
-    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(snap: Arc<SnapshotGuard>, range: &R) -> Scan {
+    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        snap: Arc<SnapshotGuard>,
+        range: &R,
+    ) -> Scan {
         Scan {
             snap,
             cursor: owned(range.start_bound()),

@@ -25,10 +25,19 @@ fn oversized_keys_and_values_are_refused_before_any_io() {
     let db = common::open_tiny(&fs);
     fs.set_fault(None);
     let big_key = vec![7u8; MAX_KEY_SIZE + 1];
-    assert!(matches!(db.put(&big_key, b"v"), Err(Error::InvalidArgument(_))));
-    assert!(matches!(db.delete(&big_key), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        db.put(&big_key, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.delete(&big_key),
+        Err(Error::InvalidArgument(_))
+    ));
     let big_value = vec![7u8; MAX_VALUE_SIZE + 1];
-    assert!(matches!(db.put(b"k", &big_value), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        db.put(b"k", &big_value),
+        Err(Error::InvalidArgument(_))
+    ));
     assert_eq!(fs.counted_ops(), 0, "no I/O for refused input");
     // Exactly at the limits is fine, and survives a reopen.
     let key = vec![1u8; MAX_KEY_SIZE];
@@ -37,7 +46,11 @@ fn oversized_keys_and_values_are_refused_before_any_io() {
     drop(db);
     let db = common::open_tiny(&fs);
     assert_eq!(db.get(&key).unwrap().map(|v| v.len()), Some(1 << 20));
-    assert_eq!(db.get(b"").unwrap(), Some(Vec::new()), "an empty value is not a deletion");
+    assert_eq!(
+        db.get(b"").unwrap(),
+        Some(Vec::new()),
+        "an empty value is not a deletion"
+    );
 }
 
 #[test]
@@ -48,7 +61,10 @@ fn a_directory_that_is_not_a_store_is_refused_untouched() {
         Err(Error::NotAStore(p)) => assert_eq!(p, dir.path()),
         other => panic!("expected NotAStore, got {other:?}"),
     }
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("notes.txt")]);
 }
 
@@ -61,7 +77,10 @@ fn unknown_files_in_a_store_are_left_alone() {
     db.put("k", "v").unwrap();
     db.compact().unwrap();
     drop(db);
-    assert_eq!(std::fs::read(dir.path().join("README.operator")).unwrap(), b"keep");
+    assert_eq!(
+        std::fs::read(dir.path().join("README.operator")).unwrap(),
+        b"keep"
+    );
 }
 
 fn file_with_ext(fs: &MemFs, ext: &str) -> std::path::PathBuf {
@@ -75,10 +94,17 @@ fn file_with_ext(fs: &MemFs, ext: &str) -> std::path::PathBuf {
 /// A store with one table and one log: keys k000..k039 in the table, the
 /// writes in `log_writes` in the log.
 fn table_and_log(fs: &MemFs, log_writes: &[(&str, &str)]) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let db = common::tiny(fs).max_chunk_size(1 << 20).max_log_size(1 << 20).open(common::dir()).unwrap();
+    let db = common::tiny(fs)
+        .max_chunk_size(1 << 20)
+        .max_log_size(1 << 20)
+        .open(common::dir())
+        .unwrap();
     let mut m = BTreeMap::new();
     for i in 0..40 {
-        let (k, v) = (format!("k{i:03}").into_bytes(), format!("value-{i}").into_bytes());
+        let (k, v) = (
+            format!("k{i:03}").into_bytes(),
+            format!("value-{i}").into_bytes(),
+        );
         db.put(&k, &v).unwrap();
         m.insert(k, v);
     }
@@ -91,7 +117,10 @@ fn table_and_log(fs: &MemFs, log_writes: &[(&str, &str)]) -> BTreeMap<Vec<u8>, V
 }
 
 fn read_all(fs: &MemFs) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, Error> {
-    let db = common::tiny(fs).max_chunk_size(1 << 20).max_log_size(1 << 20).open(common::dir())?;
+    let db = common::tiny(fs)
+        .max_chunk_size(1 << 20)
+        .max_log_size(1 << 20)
+        .open(common::dir())?;
     db.scan::<&[u8], _>(..).collect()
 }
 
@@ -112,7 +141,10 @@ fn a_flipped_byte_in_a_table_block_is_corruption_naming_file_and_offset() {
         other => panic!("expected Corruption, got {other:?}"),
     }
     let scan: Result<Vec<_>, _> = db.scan::<&[u8], _>(..).collect();
-    assert!(scan.unwrap_err().is_corruption(), "a scan errors rather than skipping");
+    assert!(
+        scan.unwrap_err().is_corruption(),
+        "a scan errors rather than skipping"
+    );
 }
 
 #[test]
@@ -148,7 +180,11 @@ fn a_torn_log_tail_is_cut_silently() {
     db.put("d", "4").unwrap();
     drop(db);
     want.insert(b"d".to_vec(), b"4".to_vec());
-    assert_eq!(read_all(&fs).unwrap(), want, "appends continue after the cut");
+    assert_eq!(
+        read_all(&fs).unwrap(),
+        want,
+        "appends continue after the cut"
+    );
 }
 
 /// Every single-byte flip of every file is detected or harmless: the store
@@ -162,7 +198,12 @@ fn every_byte_flip_is_detected_or_harmless() {
     let mut without_last = want.clone();
     without_last.insert(b"k005".to_vec(), b"value-5".to_vec());
     let dir = common::dir();
-    let names: Vec<String> = pristine.list(&dir).unwrap().into_iter().filter(|n| n != "LOCK").collect();
+    let names: Vec<String> = pristine
+        .list(&dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n != "LOCK")
+        .collect();
     let mut flips = 0;
     let mut detected = 0;
     for name in &names {
@@ -177,7 +218,9 @@ fn every_byte_flip_is_detected_or_harmless() {
             fs.write_file(&path, &bytes);
             flips += 1;
             match read_all(&fs) {
-                Err(Error::Corruption { .. }) | Err(Error::UnsupportedVersion { .. }) => detected += 1,
+                Err(Error::Corruption { .. }) | Err(Error::UnsupportedVersion { .. }) => {
+                    detected += 1
+                }
                 Err(e) => panic!("{name} byte {i}: unexpected error {e}"),
                 Ok(got) if got == want => {}
                 Ok(got) if name.ends_with(".log") && i >= last_record_at && got == without_last => {
@@ -187,7 +230,10 @@ fn every_byte_flip_is_detected_or_harmless() {
             }
         }
     }
-    eprintln!("{flips} flips over {} files, {detected} detected", names.len());
+    eprintln!(
+        "{flips} flips over {} files, {detected} detected",
+        names.len()
+    );
     assert_eq!(detected, flips, "every byte of these files is checksummed");
     assert!(Path::new(&dir).is_absolute());
 }

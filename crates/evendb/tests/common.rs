@@ -51,7 +51,9 @@ pub fn open_tiny(fs: &MemFs) -> Db {
 }
 
 pub fn all(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    db.scan::<&[u8], _>(..).collect::<Result<_, _>>().expect("scan")
+    db.scan::<&[u8], _>(..)
+        .collect::<Result<_, _>>()
+        .expect("scan")
 }
 
 pub fn engine_files(fs: &MemFs, dir: &Path) -> Vec<String> {

@@ -13,10 +13,17 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 /// One chunk with a long log: nothing rebuilt yet.
 fn one_big_chunk(fs: &MemFs) -> Model {
-    let db = common::tiny(fs).max_log_size(1 << 30).max_chunk_size(1 << 30).open(common::dir()).unwrap();
+    let db = common::tiny(fs)
+        .max_log_size(1 << 30)
+        .max_chunk_size(1 << 30)
+        .open(common::dir())
+        .unwrap();
     let mut m = Model::new();
     for i in 0..120u32 {
-        let (k, v) = (format!("key{:04}", i * 7 % 120).into_bytes(), vec![i as u8; 50 + (i % 40) as usize]);
+        let (k, v) = (
+            format!("key{:04}", i * 7 % 120).into_bytes(),
+            vec![i as u8; 50 + (i % 40) as usize],
+        );
         db.put(&k, &v).unwrap();
         m.insert(k, v);
     }
@@ -87,7 +94,10 @@ fn crash_at_every_step(setup: fn(&MemFs) -> Model, mode: CrashMode) -> (u64, u64
         // The recovered store keeps working and compacts cleanly.
         db.compact().unwrap();
         let report = db.verify_integrity().unwrap();
-        assert!(report.is_ok(), "after compaction of the recovered store: {report:?}");
+        assert!(
+            report.is_ok(),
+            "after compaction of the recovered store: {report:?}"
+        );
     }
     (steps, crashed, s.splits + s.merges)
 }
@@ -101,7 +111,8 @@ fn a_crash_at_any_step_of_a_split_keeps_every_acknowledged_put() {
 
 #[test]
 fn a_crash_at_any_step_of_a_merge_keeps_every_acknowledged_put() {
-    let (steps, crashed, structural) = crash_at_every_step(many_sparse_chunks, CrashMode::DropUnsynced);
+    let (steps, crashed, structural) =
+        crash_at_every_step(many_sparse_chunks, CrashMode::DropUnsynced);
     eprintln!("merge: {steps} steps, {crashed} crashes, {structural} splits/merges in the dry run");
     assert!(structural > 0 && crashed > 0);
 }
@@ -109,8 +120,16 @@ fn a_crash_at_any_step_of_a_merge_keeps_every_acknowledged_put() {
 #[test]
 fn random_partial_writes_at_a_crash_keep_every_acknowledged_put() {
     let seed = common::seed("random_partial_writes_at_a_crash_keep_every_acknowledged_put");
-    for (i, setup) in [one_big_chunk as fn(&MemFs) -> Model, many_sparse_chunks].into_iter().enumerate() {
-        let (steps, crashed, _) = crash_at_every_step(setup, CrashMode::Random { seed: seed + i as u64 });
+    for (i, setup) in [one_big_chunk as fn(&MemFs) -> Model, many_sparse_chunks]
+        .into_iter()
+        .enumerate()
+    {
+        let (steps, crashed, _) = crash_at_every_step(
+            setup,
+            CrashMode::Random {
+                seed: seed + i as u64,
+            },
+        );
         assert!(steps > 0 && crashed > 0);
     }
 }
@@ -127,7 +146,11 @@ fn acknowledged_sync_puts_survive_a_crash_during_writes_and_rebuilds() {
         let mut pending: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
         for i in 0..400u32 {
             let k = format!("k{:03}", rng.u32(0..150)).into_bytes();
-            let v = if rng.u8(0..5) == 0 { None } else { Some(vec![i as u8; rng.usize(1..90)]) };
+            let v = if rng.u8(0..5) == 0 {
+                None
+            } else {
+                Some(vec![i as u8; rng.usize(1..90)])
+            };
             let r = match &v {
                 Some(v) => db.put(&k, v),
                 None => db.delete(&k),
@@ -143,7 +166,9 @@ fn acknowledged_sync_puts_survive_a_crash_during_writes_and_rebuilds() {
         }
         drop(db);
         fs.crash(CrashMode::Random { seed: seed ^ round });
-        let db = common::tiny(&fs).open(common::dir()).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let db = common::tiny(&fs)
+            .open(common::dir())
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
         let got: Model = common::all(&db).into_iter().collect();
         // The failed write may or may not have landed; nothing else differs.
         let mut with_pending = acked.clone();
@@ -153,7 +178,13 @@ fn acknowledged_sync_puts_survive_a_crash_during_writes_and_rebuilds() {
                 None => with_pending.remove(&k),
             };
         }
-        assert!(got == acked || got == with_pending, "round {round}, seed {seed}");
-        assert!(db.verify_integrity().unwrap().is_ok(), "round {round}, seed {seed}");
+        assert!(
+            got == acked || got == with_pending,
+            "round {round}, seed {seed}"
+        );
+        assert!(
+            db.verify_integrity().unwrap().is_ok(),
+            "round {round}, seed {seed}"
+        );
     }
 }

@@ -8,6 +8,8 @@ use evendb::vfs::MemFs;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
 fn key(rng: &mut fastrand::Rng) -> Vec<u8> {
     // Adversarial keys: empty, 0x00, 0xFF runs, long shared prefixes.
     match rng.u8(0..10) {
@@ -24,7 +26,11 @@ fn key(rng: &mut fastrand::Rng) -> Vec<u8> {
 }
 
 fn value(rng: &mut fastrand::Rng) -> Vec<u8> {
-    let len = if rng.u8(0..10) == 0 { 0 } else { rng.usize(1..120) };
+    let len = if rng.u8(0..10) == 0 {
+        0
+    } else {
+        rng.usize(1..120)
+    };
     (0..len).map(|_| rng.u8(..)).collect()
 }
 
@@ -61,7 +67,7 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
     let fs = MemFs::new();
     let mut db = common::open_tiny(&fs);
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    let mut snaps: Vec<(evendb::Snapshot, BTreeMap<Vec<u8>, Vec<u8>>)> = Vec::new();
+    let mut snaps: Vec<(evendb::Snapshot, Model)> = Vec::new();
     for step in 0..ops {
         let ctx = || format!("seed {seed} step {step}");
         match rng.u8(0..100) {
@@ -81,8 +87,18 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
             }
             70..=79 => {
                 let (lo, hi) = (bound(&mut rng), bound(&mut rng));
-                let got: Vec<_> = db.scan((lo.clone(), hi.clone())).collect::<Result<_, _>>().unwrap();
-                assert_eq!(got, model_range(&model, &lo, &hi), "scan {:?}..{:?} {}", lo, hi, ctx());
+                let got: Vec<_> = db
+                    .scan((lo.clone(), hi.clone()))
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(
+                    got,
+                    model_range(&model, &lo, &hi),
+                    "scan {:?}..{:?} {}",
+                    lo,
+                    hi,
+                    ctx()
+                );
             }
             80..=84 => {
                 let p = key(&mut rng);
@@ -108,7 +124,12 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
                     let want: Vec<_> = old.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                     assert_eq!(got, want, "snapshot scan {}", ctx());
                     let k = key(&mut rng);
-                    assert_eq!(snap.get(&k).unwrap(), old.get(&k).cloned(), "snapshot get {}", ctx());
+                    assert_eq!(
+                        snap.get(&k).unwrap(),
+                        old.get(&k).cloned(),
+                        "snapshot get {}",
+                        ctx()
+                    );
                 }
             }
             93..=95 => db.compact().unwrap(),
@@ -128,7 +149,11 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
             }
         }
     }
-    assert_eq!(common::all(&db), model_range(&model, &Bound::Unbounded, &Bound::Unbounded), "final, seed {seed}");
+    assert_eq!(
+        common::all(&db),
+        model_range(&model, &Bound::Unbounded, &Bound::Unbounded),
+        "final, seed {seed}"
+    );
     let s = db.stats();
     (s.splits, s.merges, s.rebalances)
 }
@@ -145,5 +170,8 @@ fn random_sequences_match_a_btreemap() {
         rebalances += r;
     }
     eprintln!("{n} sequences x 400 ops: {splits} splits, {merges} merges, {rebalances} rebalances");
-    assert!(splits > 0 && merges > 0 && rebalances > 0, "the op mix must exercise every rebuild kind");
+    assert!(
+        splits > 0 && merges > 0 && rebalances > 0,
+        "the op mix must exercise every rebuild kind"
+    );
 }

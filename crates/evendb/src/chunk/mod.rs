@@ -42,7 +42,13 @@ pub(crate) struct Chunk {
 }
 
 impl Chunk {
-    pub fn new(id: u64, min_key: Vec<u8>, files: FunkFiles, funk: Option<Funk>, next_counter: u64) -> Self {
+    pub fn new(
+        id: u64,
+        min_key: Vec<u8>,
+        files: FunkFiles,
+        funk: Option<Funk>,
+        next_counter: u64,
+    ) -> Self {
         Chunk {
             id,
             min_key,

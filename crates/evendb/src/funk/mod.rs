@@ -99,7 +99,11 @@ impl Funk {
     }
 
     /// A funk over freshly written files (after a rebuild).
-    pub fn from_parts(table: Option<Arc<TableReader>>, log: Arc<LogSegment>, records: Vec<(Vec<u8>, RecordPtr)>) -> Funk {
+    pub fn from_parts(
+        table: Option<Arc<TableReader>>,
+        log: Arc<LogSegment>,
+        records: Vec<(Vec<u8>, RecordPtr)>,
+    ) -> Funk {
         let mut funk = Funk {
             max_counter: table.as_ref().map_or(0, |t| t.footer.max_counter),
             table,
@@ -174,7 +178,10 @@ impl Funk {
             None => None,
         };
         match (from_log, from_table) {
-            (Some(r), t) if t.as_ref().is_none_or(|t| t.stamp() < (r.ptr.version, r.ptr.counter)) => {
+            (Some(r), t)
+                if t.as_ref()
+                    .is_none_or(|t| t.stamp() < (r.ptr.version, r.ptr.counter)) =>
+            {
                 Ok(Some(Entry {
                     key: key.to_vec(),
                     value: self.read_log(r)?,

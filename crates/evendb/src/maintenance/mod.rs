@@ -142,7 +142,11 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
     // Step 2: divert puts to fresh segments, published before use.
     for c in &targets {
         let number = inner.next_file_number();
-        let segment = Arc::new(LogSegment::create(inner.storage.as_ref(), &inner.dir, number)?);
+        let segment = Arc::new(LogSegment::create(
+            inner.storage.as_ref(),
+            &inner.dir,
+            number,
+        )?);
         let mut st = c.state.write();
         let Some(funk) = st.funk.as_mut() else {
             return Ok(false);
@@ -214,7 +218,11 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
             Err(e) => return inner.poison(e),
         };
         stats::add(&inner.counters.table_bytes_written, size);
-        tables.push(Some(Arc::new(TableReader::open(inner.storage.as_ref(), &inner.dir, number)?)));
+        tables.push(Some(Arc::new(TableReader::open(
+            inner.storage.as_ref(),
+            &inner.dir,
+            number,
+        )?)));
     }
     for (_, part) in &mut outputs {
         *part = Vec::new(); // written; free the memory before the swap
@@ -246,7 +254,11 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
         for (i, (min_key, _)) in outputs.iter().enumerate() {
             let upper = outputs.get(i + 1).map(|(k, _)| k.clone());
             let number = inner.next_file_number();
-            let log = Arc::new(LogSegment::create(inner.storage.as_ref(), &inner.dir, number)?);
+            let log = Arc::new(LogSegment::create(
+                inner.storage.as_ref(),
+                &inner.dir,
+                number,
+            )?);
             let mut records = Vec::new();
             for e in diverted
                 .iter()
@@ -288,7 +300,11 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
         })
         .collect();
     let mut manifest = published.manifest.clone();
-    let pos = manifest.chunks.iter().position(|c| c.id == ids[0]).unwrap_or(0);
+    let pos = manifest
+        .chunks
+        .iter()
+        .position(|c| c.id == ids[0])
+        .unwrap_or(0);
     manifest.chunks.retain(|c| !ids.contains(&c.id));
     for (k, r) in records.iter().enumerate() {
         manifest.chunks.insert(pos + k, r.clone());
@@ -315,7 +331,8 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
             .collect();
         {
             let mut list_slot = inner.chunks.write();
-            let mut chunks: Vec<Arc<Chunk>> = Vec::with_capacity(list_slot.chunks.len() + new_chunks.len());
+            let mut chunks: Vec<Arc<Chunk>> =
+                Vec::with_capacity(list_slot.chunks.len() + new_chunks.len());
             let mut inserted = false;
             for c in &list_slot.chunks {
                 if ids.contains(&c.id) {
@@ -338,12 +355,17 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
             stats::add(&inner.counters.splits, 1);
         }
     }
-    let wants_merge = single && guards[0].funk.as_ref().is_some_and(|f| f.size_bytes() < max / 4);
+    let wants_merge = single
+        && guards[0]
+            .funk
+            .as_ref()
+            .is_some_and(|f| f.size_bytes() < max / 4);
     drop(guards);
     drop(neighbor_guard);
 
     // Step 6: remove what is no longer referenced.
-    let live: std::collections::HashSet<u64> = inner.published.lock().manifest.live_files().collect();
+    let live: std::collections::HashSet<u64> =
+        inner.published.lock().manifest.live_files().collect();
     for f in &old_files {
         for n in f.table.iter().chain(f.logs.iter()) {
             if !live.contains(n) {
@@ -351,7 +373,10 @@ pub(crate) fn rebuild(inner: &DbInner, chunk: &Arc<Chunk>, mode: Mode) -> Result
             }
         }
     }
-    stats::add(&inner.counters.rebuild_micros, started.elapsed().as_micros() as u64);
+    stats::add(
+        &inner.counters.rebuild_micros,
+        started.elapsed().as_micros() as u64,
+    );
     Ok(wants_merge)
 }
 
@@ -425,7 +450,14 @@ mod tests {
 
     #[test]
     fn gc_keeps_newest_at_or_below_the_oldest_snapshot() {
-        let g = gc_group(vec![e("k", Some("c"), 9), e("k", Some("b"), 5), e("k", Some("a"), 3)], 6);
+        let g = gc_group(
+            vec![
+                e("k", Some("c"), 9),
+                e("k", Some("b"), 5),
+                e("k", Some("a"), 3),
+            ],
+            6,
+        );
         assert_eq!(g, vec![e("k", Some("c"), 9), e("k", Some("b"), 5)]);
     }
 
@@ -440,7 +472,12 @@ mod tests {
 
     #[test]
     fn split_never_separates_versions_of_one_key() {
-        let entries = vec![e("a", Some("1"), 2), e("a", Some("0"), 1), e("b", Some("1"), 1), e("c", Some("1"), 1)];
+        let entries = vec![
+            e("a", Some("1"), 2),
+            e("a", Some("0"), 1),
+            e("b", Some("1"), 1),
+            e("c", Some("1"), 1),
+        ];
         let parts = split_entries(entries, 2, 4 * 27);
         assert_eq!(parts.len(), 2);
         assert!(parts.iter().all(|(_, p)| !p.is_empty()));

@@ -432,7 +432,7 @@ impl StorageFile for MemFile {
         self.with_state(false, |st| {
             let file = st.file(id)?;
             let start = offset as usize;
-            let end = start.checked_add(buf.len()).unwrap_or(usize::MAX);
+            let end = start.saturating_add(buf.len());
             if end > file.current.len() {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read"));
             }

@@ -45,6 +45,7 @@ pub trait Storage: Send + Sync + Debug + 'static {
 
 /// An open file. Reads and writes are positional, so one handle can serve
 /// many threads.
+#[allow(clippy::len_without_is_empty)]
 pub trait StorageFile: Send + Sync + Debug {
     /// Fills `buf` from `offset`; a short file is `UnexpectedEof`.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;

@@ -51,7 +51,11 @@ pub(crate) fn encode(
     let start = out.len();
     let body_crc = checksum(checksum(seed, key), value.unwrap_or(&[]));
     out.put_u32(0); // header_crc, filled below
-    out.put_u8(if value.is_some() { KIND_PUT } else { KIND_DELETE });
+    out.put_u8(if value.is_some() {
+        KIND_PUT
+    } else {
+        KIND_DELETE
+    });
     out.extend_from_slice(&[0, 0, 0]);
     out.put_u32(key.len() as u32);
     out.put_u32(value.map_or(0, <[u8]>::len) as u32);

@@ -30,7 +30,11 @@ pub(crate) const FOOTER_LEN: usize = 64;
 pub(crate) const ENTRY_HEADER_LEN: usize = 25;
 
 pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) {
-    out.put_u8(if e.value.is_some() { KIND_PUT } else { KIND_DELETE });
+    out.put_u8(if e.value.is_some() {
+        KIND_PUT
+    } else {
+        KIND_DELETE
+    });
     out.put_u32(e.key.len() as u32);
     out.put_u32(e.value.as_ref().map_or(0, Vec::len) as u32);
     out.put_u64(e.version);

@@ -166,8 +166,7 @@ fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
             len,
         });
     }
-    (expected == index_offset && d.remaining() == 0 && d.position() == body.len())
-        .then_some(blocks)
+    (expected == index_offset && d.remaining() == 0 && d.position() == body.len()).then_some(blocks)
 }
 
 /// Entries of a table from a start key on, reading one block at a time.
@@ -193,8 +192,11 @@ impl Iterator for TableIter {
                 Ok(entries) => {
                     self.next_block += 1;
                     let from = &self.from;
-                    self.pending
-                        .extend(entries.into_iter().filter(|e| e.key.as_slice() >= from.as_slice()));
+                    self.pending.extend(
+                        entries
+                            .into_iter()
+                            .filter(|e| e.key.as_slice() >= from.as_slice()),
+                    );
                 }
                 Err(e) => {
                     self.next_block = usize::MAX;

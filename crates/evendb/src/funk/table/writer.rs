@@ -26,7 +26,12 @@ impl TableWriter {
         format!("{number:06}.tbl")
     }
 
-    pub fn create(storage: &dyn Storage, dir: &Path, number: u64, block_size: usize) -> Result<Self> {
+    pub fn create(
+        storage: &dyn Storage,
+        dir: &Path,
+        number: u64,
+        block_size: usize,
+    ) -> Result<Self> {
         let path = dir.join(Self::file_name(number));
         let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
         Ok(TableWriter {
