@@ -38,6 +38,8 @@
 
 mod chunk;
 mod codec;
+#[cfg(test)]
+mod conformance;
 mod db;
 mod entry;
 mod error;
