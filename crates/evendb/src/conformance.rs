@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Keys chosen to break ordered code: empty, 0x00, 0xFF runs, long shared
 /// prefixes, and neighbors of each other.
@@ -89,7 +90,7 @@ fn newest(sorted: impl IntoIterator<Item = Entry>) -> Vec<(Vec<u8>, Vec<u8>)> {
     out
 }
 
-fn check(name: &str, model: &Model, seek: &dyn Fn(&[u8]) -> Vec<(Vec<u8>, Vec<u8>)>) {
+fn check(name: &str, model: &Model, seek: &dyn Fn(&[u8]) -> Pairs) {
     for p in probes() {
         let want: Vec<_> = model
             .range(p.clone()..)
