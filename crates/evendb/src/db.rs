@@ -528,6 +528,21 @@ impl DbInner {
         Ok(())
     }
 
+    /// Writes every log's user-space buffer to its file (no sync).
+    pub fn flush_buffers(&self) -> Result<()> {
+        let list = self.chunk_list();
+        for chunk in &list.chunks {
+            if let Some(f) = chunk.state.read().funk.as_ref() {
+                for l in &f.logs {
+                    if let Err(e) = l.write_out() {
+                        return self.poison(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Allocates a new file number (persisted with the next publish).
     pub fn next_file_number(&self) -> u64 {
         let mut p = self.published.lock();

@@ -36,6 +36,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod admin;
 mod chunk;
 mod codec;
 #[cfg(test)]
@@ -53,6 +54,7 @@ mod stats;
 mod version;
 pub mod vfs;
 
+pub use admin::ChunkInfo;
 pub use db::Db;
 pub use entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 pub use error::{Error, Result};

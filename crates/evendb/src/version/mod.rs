@@ -69,6 +69,11 @@ impl Versions {
         }
     }
 
+    /// Blocks new puts and waits for those in flight, until the guard drops.
+    pub fn pause_puts(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
+        self.gate.write()
+    }
+
     /// Takes and registers a snapshot version; release it with
     /// [`Versions::release`].
     pub fn acquire_snapshot(&self) -> u64 {

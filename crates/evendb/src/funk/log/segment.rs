@@ -222,6 +222,12 @@ impl LogSegment {
         Ok(true)
     }
 
+    /// Writes buffered bytes to the file (without syncing it).
+    pub fn write_out(&self) -> Result<()> {
+        let mut b = self.buffer.lock();
+        self.write_buffer(&mut b)
+    }
+
     /// Makes everything appended so far durable.
     pub fn sync_all(&self) -> Result<bool> {
         self.sync_to(self.len())
