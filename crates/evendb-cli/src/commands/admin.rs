@@ -1,0 +1,300 @@
+//! `stats`, `verify`, `backup`, `chunks`, `compact`.
+
+use super::Context;
+use crate::failure::{exit, Failure, Outcome};
+use crate::store::{self, Create};
+use evendb::{ChunkInfo, Db, IntegrityReport};
+use indicatif::HumanBytes;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn list_chunks(ctx: &Context, db: &Db) -> Outcome<Vec<ChunkInfo>> {
+    db.chunks()
+        .map_err(|e| Failure::engine("cannot list the store's chunks", &ctx.db, e))
+}
+
+/// Total table bytes, log bytes and log segments.
+fn totals(chunks: &[ChunkInfo]) -> (u64, u64, usize) {
+    chunks.iter().fold((0, 0, 0), |(t, l, s), c| {
+        (t + c.table_bytes, l + c.log_bytes, s + c.log_segments)
+    })
+}
+
+fn bytes(n: u64) -> String {
+    format!("{} ({n} bytes)", HumanBytes(n))
+}
+
+pub fn stats(ctx: &Context, as_json: bool) -> Outcome<u8> {
+    let db = store::open(&ctx.db, Create::Never)?;
+    let chunks = list_chunks(ctx, &db)?;
+    let (table_bytes, log_bytes, segments) = totals(&chunks);
+    let stats = db.stats();
+    if as_json {
+        let counters: serde_json::Map<String, Value> = stats
+            .fields()
+            .into_iter()
+            .map(|(name, v)| (name.to_string(), json!(v)))
+            .collect();
+        let doc = json!({
+            "path": ctx.db.display().to_string(),
+            "chunks": chunks.len(),
+            "table_bytes": table_bytes,
+            "log_bytes": log_bytes,
+            "log_segments": segments,
+            "counters": counters,
+            "write_amplification": stats.write_amplification(),
+        });
+        println!("{doc:#}");
+        return Ok(exit::OK);
+    }
+    println!("store          {}", ctx.db.display());
+    println!("chunks         {}", chunks.len());
+    println!("table bytes    {}", bytes(table_bytes));
+    println!("log bytes      {}", bytes(log_bytes));
+    println!("log segments   {segments}");
+    println!();
+    println!("engine counters since this command opened the store");
+    println!("(the engine does not keep counters across opens):");
+    let fields = stats.fields();
+    let width = fields.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, v) in fields {
+        println!("  {name:width$}  {v}");
+    }
+    println!(
+        "  {:width$}  {:.2}",
+        "write_amplification",
+        stats.write_amplification()
+    );
+    Ok(exit::OK)
+}
+
+fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport> {
+    let bar = ctx
+        .progress
+        .spinner(format!("verifying {}", path.display()));
+    let report = db
+        .verify_integrity()
+        .map_err(|e| Failure::engine(format_args!("cannot verify {}", path.display()), path, e));
+    bar.finish_and_clear();
+    report
+}
+
+fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) {
+    if as_json {
+        let doc = json!({
+            "path": path.display().to_string(),
+            "ok": r.is_ok(),
+            "chunks": r.chunks,
+            "tables": r.tables,
+            "logs": r.logs,
+            "entries": r.entries,
+            "orphans": r.orphans,
+            "problems": r.problems,
+        });
+        println!("{doc:#}");
+        return;
+    }
+    println!(
+        "checked {}: {} chunks, {} tables, {} log segments, {} entries",
+        path.display(),
+        r.chunks,
+        r.tables,
+        r.logs,
+        r.entries
+    );
+    for p in &r.problems {
+        println!("problem: {p}");
+    }
+    for o in &r.orphans {
+        println!("orphan: {o} (an engine file the MANIFEST does not list)");
+    }
+    if r.is_ok() {
+        println!("ok");
+    } else {
+        println!(
+            "FAILED: {} problems, {} orphan files",
+            r.problems.len(),
+            r.orphans.len()
+        );
+    }
+}
+
+pub fn verify(ctx: &Context, as_json: bool) -> Outcome<u8> {
+    let db = store::open(&ctx.db, Create::Never)?;
+    let report = verify_store(ctx, &db, &ctx.db)?;
+    print_report(&ctx.db, &report, as_json);
+    Ok(if report.is_ok() {
+        exit::OK
+    } else {
+        exit::DAMAGED
+    })
+}
+
+/// `path` made absolute with symlinks resolved as far as it exists.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => resolved(parent).join(name),
+        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
+    let cannot = format!("cannot back up {} to {}", ctx.db.display(), dest.display());
+    if resolved(dest).starts_with(resolved(&ctx.db)) {
+        return Err(Failure::new(format!("{cannot}: the destination is inside the store"))
+            .hint("choose a directory outside the store (a foreign directory inside it stops the store from opening)")
+            .code(exit::USAGE));
+    }
+    let db = store::open(&ctx.db, Create::Never)?;
+    let bar = ctx
+        .progress
+        .spinner(format!("backing up to {}", dest.display()));
+    let done = db.backup(dest);
+    bar.finish_and_clear();
+    done.map_err(|e| {
+        let not_empty = matches!(e, evendb::Error::InvalidArgument(_));
+        let f = Failure::engine(&cannot, &ctx.db, e);
+        if not_empty {
+            f.hint("back up into a new or empty directory")
+        } else {
+            f
+        }
+    })?;
+    drop(db);
+    let mut files = 0u64;
+    let mut total = 0u64;
+    if let Ok(entries) = std::fs::read_dir(dest) {
+        for e in entries.flatten() {
+            files += 1;
+            total += e.metadata().map_or(0, |m| m.len());
+        }
+    }
+    println!(
+        "backed up {} to {}: {files} files, {}",
+        ctx.db.display(),
+        dest.display(),
+        bytes(total)
+    );
+    if !verify {
+        return Ok(exit::OK);
+    }
+    let copy = store::open(dest, Create::Never)?;
+    let report = verify_store(ctx, &copy, dest)?;
+    print_report(dest, &report, false);
+    Ok(if report.is_ok() {
+        exit::OK
+    } else {
+        exit::DAMAGED
+    })
+}
+
+pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
+    let db = store::open(&ctx.db, Create::Never)?;
+    if open_all {
+        // A read of a chunk's smallest key opens that chunk's funk.
+        for c in list_chunks(ctx, &db)? {
+            db.get(&c.min_key).map_err(|e| {
+                Failure::engine(format_args!("cannot open chunk {}", c.id), &ctx.db, e)
+            })?;
+        }
+    }
+    let chunks = list_chunks(ctx, &db)?;
+    if as_json {
+        let doc: Vec<Value> = chunks
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "min_key": ctx.show(&c.min_key),
+                    "end_key": c.end_key.as_deref().map(|k| ctx.show(k)),
+                    "table_bytes": c.table_bytes,
+                    "log_bytes": c.log_bytes,
+                    "log_segments": c.log_segments,
+                    "open": c.open,
+                    "table_entries": c.table_entries,
+                    "max_version": c.max_version,
+                })
+            })
+            .collect();
+        println!("{:#}", Value::Array(doc));
+        return Ok(exit::OK);
+    }
+    let unknown = || "-".to_string();
+    let mut rows = vec![[
+        "id",
+        "min_key",
+        "end_key",
+        "table",
+        "log",
+        "segs",
+        "open",
+        "entries",
+        "max_version",
+    ]
+    .map(String::from)];
+    for c in &chunks {
+        rows.push([
+            c.id.to_string(),
+            if c.min_key.is_empty() {
+                "(start)".into()
+            } else {
+                ctx.show(&c.min_key)
+            },
+            c.end_key
+                .as_deref()
+                .map_or_else(|| "(end)".into(), |k| ctx.show(k)),
+            HumanBytes(c.table_bytes).to_string(),
+            HumanBytes(c.log_bytes).to_string(),
+            c.log_segments.to_string(),
+            if c.open { "yes" } else { "no" }.into(),
+            c.table_entries.map_or_else(unknown, |n| n.to_string()),
+            c.max_version.map_or_else(unknown, |n| n.to_string()),
+        ]);
+    }
+    let mut widths = [0usize; 9];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:w$}"))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+    if !open_all && chunks.iter().any(|c| !c.open) {
+        println!("(entries and max_version are known for open chunks only; pass --open)");
+    }
+    Ok(exit::OK)
+}
+
+pub fn compact(ctx: &Context) -> Outcome<u8> {
+    let db = store::open(&ctx.db, Create::Never)?;
+    let before = list_chunks(ctx, &db)?;
+    let bar = ctx
+        .progress
+        .spinner(format!("compacting {}", ctx.db.display()));
+    let done = db.compact();
+    bar.finish_and_clear();
+    done.map_err(|e| Failure::engine("compaction failed", &ctx.db, e))?;
+    let after = list_chunks(ctx, &db)?;
+    let size = |c: &[ChunkInfo]| {
+        let (t, l, _) = totals(c);
+        t + l
+    };
+    println!(
+        "compacted {}: {} chunks -> {}, {} -> {} (tables + logs)",
+        ctx.db.display(),
+        before.len(),
+        after.len(),
+        HumanBytes(size(&before)),
+        HumanBytes(size(&after))
+    );
+    Ok(exit::OK)
+}

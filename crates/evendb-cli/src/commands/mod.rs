@@ -1,0 +1,108 @@
+//! One function per command; `run` dispatches.
+
+mod admin;
+mod data;
+mod dump;
+mod load;
+
+use crate::bytes::{self, InputMode};
+use crate::failure::{exit, Failure, Outcome};
+use crate::progress::Progress;
+use crate::{Command, Range};
+use std::io;
+use std::ops::Bound;
+use std::path::PathBuf;
+
+/// Start and end of a key range, as `Db::scan` takes them.
+pub type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// What every command needs besides its own arguments.
+#[derive(Debug)]
+pub struct Context {
+    /// The store's directory.
+    pub db: PathBuf,
+    /// How key and value arguments are read.
+    pub input: InputMode,
+    /// Print all bytes as hex.
+    pub hex: bool,
+    pub progress: Progress,
+}
+
+impl Context {
+    /// Decodes a key argument; a bad one is a usage error.
+    fn key(&self, arg: &str) -> Outcome<Vec<u8>> {
+        bytes::parse_key(arg, self.input)
+            .map_err(|e| Failure::new(format!("invalid key argument: {e}")).code(exit::USAGE))
+    }
+
+    fn value(&self, arg: &str) -> Outcome<Vec<u8>> {
+        bytes::parse_value(arg, self.input)
+            .map_err(|e| Failure::new(format!("invalid value argument: {e}")).code(exit::USAGE))
+    }
+
+    fn show(&self, b: &[u8]) -> String {
+        bytes::show(b, self.hex)
+    }
+
+    /// The key bounds `range` asks for: `--from` and `--to` intersected
+    /// with the range of `--prefix`.
+    fn bounds(&self, range: &Range) -> Outcome<KeyBounds> {
+        let mut lo = match &range.from {
+            Some(k) => Bound::Included(self.key(k)?),
+            None => Bound::Unbounded,
+        };
+        let mut hi = match &range.to {
+            Some(k) => Bound::Excluded(self.key(k)?),
+            None => Bound::Unbounded,
+        };
+        if let Some(p) = &range.prefix {
+            let p = self.key(p)?;
+            if !matches!(&lo, Bound::Included(k) if *k > p) {
+                lo = Bound::Included(p.clone());
+            }
+            if let Some(end) = bytes::prefix_end(&p) {
+                if !matches!(&hi, Bound::Excluded(k) if *k < end) {
+                    hi = Bound::Excluded(end);
+                }
+            }
+        }
+        Ok((lo, hi))
+    }
+}
+
+/// Runs one command; returns the exit code of a command that did its job.
+pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
+    match command {
+        Command::Get { key } => data::get(ctx, &key),
+        Command::Put { key, value } => data::put(ctx, &key, &value),
+        Command::Delete { key } => data::delete(ctx, &key),
+        Command::Scan {
+            range,
+            limit,
+            keys_only,
+        } => data::scan(ctx, &range, limit, keys_only),
+        Command::Load {
+            file,
+            format,
+            header,
+        } => load::load(ctx, &file, format, header),
+        Command::Dump { file, range, force } => dump::dump(ctx, file.as_deref(), &range, force),
+        Command::Stats { json } => admin::stats(ctx, json),
+        Command::Verify { json } => admin::verify(ctx, json),
+        Command::Backup { dest, verify } => admin::backup(ctx, &dest, verify),
+        Command::Chunks { json, open } => admin::chunks(ctx, json, open),
+        Command::Compact => admin::compact(ctx),
+    }
+}
+
+/// A failed write to standard output. A closed pipe (`evendb scan | head`)
+/// is not an error: the reader has all it wanted.
+fn stdout_failed(e: io::Error) -> Outcome<u8> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(exit::OK)
+    } else {
+        Err(Failure::new(format!(
+            "cannot write to standard output: {e}"
+        )))
+    }
+}

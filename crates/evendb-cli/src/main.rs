@@ -1,0 +1,216 @@
+//! `evendb`: the command-line tool of the evendb store.
+//!
+//! Every command names the store with `--db PATH`. See the crate's
+//! README.md for each command, the key encoding rules and the exit codes.
+
+#![deny(unsafe_code)]
+
+mod bytes;
+mod commands;
+mod failure;
+mod format;
+mod progress;
+mod store;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use format::Format;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Inspect, query, load, dump, verify and back up an evendb store.
+///
+/// Keys on the command line: an argument starting with 0x is hex (0x00ff is
+/// the bytes 00 FF); anything else is UTF-8 text. --hex makes every key and
+/// value argument hex; --text makes every argument text. Output shows bytes
+/// as text when they are printable UTF-8 not starting with 0x, else as 0x-hex,
+/// so a key as printed can be passed back as an argument.
+///
+/// Exit codes: 0 ok; 1 error; 2 bad usage; 3 the store is damaged (verify
+/// found problems, or a command met corrupt data); 4 get found no such key.
+#[derive(Debug, Parser)]
+#[command(name = "evendb", version, max_term_width = 100)]
+struct Cli {
+    /// The store's directory. Only `put` and `load` create a store; every
+    /// other command refuses a path that holds none.
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Hex everywhere: key and value arguments are read as hex, output
+    /// shows all bytes as hex, `load` reads CSV/TSV fields as hex and `dump`
+    /// writes key_hex/value_hex for every pair.
+    #[arg(long, global = true, conflicts_with = "text")]
+    hex: bool,
+
+    /// Read every key argument as text, even one starting with 0x.
+    #[arg(long, global = true)]
+    text: bool,
+
+    /// Draw no progress bars (they are drawn only on a terminal anyway).
+    #[arg(long, short, global = true)]
+    quiet: bool,
+
+    /// Log what the engine does to stderr (-v info, -vv debug); RUST_LOG
+    /// overrides.
+    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which keys a scan or dump covers.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Range {
+    /// First key (inclusive).
+    #[arg(long, value_name = "KEY")]
+    from: Option<String>,
+    /// Stop before this key (exclusive).
+    #[arg(long, value_name = "KEY")]
+    to: Option<String>,
+    /// Only keys starting with this prefix (combines with --from/--to).
+    #[arg(long, value_name = "KEY")]
+    prefix: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the value of KEY (exit code 4 if it has none).
+    Get { key: String },
+    /// Set KEY to VALUE, creating the store if it does not exist.
+    ///
+    /// VALUE is text unless --hex is given. The write is synced before the
+    /// command returns.
+    Put { key: String, value: String },
+    /// Remove KEY (succeeds if it was absent).
+    Delete { key: String },
+    /// Print key<TAB>value pairs in ascending key order.
+    ///
+    /// Scans run forward only: the engine has no reverse scan yet, so there
+    /// is no --reverse. All pairs printed come from one point in time.
+    Scan {
+        #[command(flatten)]
+        range: Range,
+        /// Print at most N pairs.
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// Print keys only.
+        #[arg(long)]
+        keys_only: bool,
+    },
+    /// Import key-value pairs from FILE (or - for standard input).
+    ///
+    /// The whole input is checked before anything is written: a malformed
+    /// line (named by its number) or an oversized key or value aborts the
+    /// load with the store untouched. Later lines overwrite earlier ones
+    /// with the same key. Creates the store if it does not exist.
+    Load {
+        /// Input file, or - for standard input (then --format is required).
+        file: PathBuf,
+        /// Input format; default from FILE's extension (.jsonl/.ndjson/.json,
+        /// .csv, .tsv/.tab).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// Skip the first record of a CSV or TSV file (a header line).
+        #[arg(long)]
+        header: bool,
+    },
+    /// Export pairs as JSON lines that `load` reads back exactly.
+    ///
+    /// Each line is {"key": ..., "value": ...}; a key or value that is not
+    /// valid UTF-8 is written as "key_hex" / "value_hex" (lowercase hex)
+    /// instead, and --hex writes every key and value that way. Writes to
+    /// FILE (refusing to overwrite one without --force) or to standard
+    /// output.
+    Dump {
+        /// Output file; standard output if absent.
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        range: Range,
+        /// Overwrite FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the store's size and the engine's counters.
+    Stats {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read and check every file of the store; exit code 3 if anything is
+    /// wrong.
+    Verify {
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a consistent image of the store into the new directory DEST.
+    Backup {
+        /// Must not exist, or be an empty directory.
+        dest: PathBuf,
+        /// Open the copy afterwards and verify every file of it.
+        #[arg(long)]
+        verify: bool,
+    },
+    /// One line per chunk: key range, table and log sizes, state.
+    Chunks {
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+        /// Open every chunk first (reads each table's index and replays each
+        /// log) so that entries and max version are known.
+        #[arg(long)]
+        open: bool,
+    },
+    /// Rebuild every chunk now, merging each table with its log (reclaims
+    /// the space of deleted and overwritten pairs).
+    Compact,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp(None)
+        .init();
+    let Some(db) = cli.db.clone() else {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--db PATH is required: the store's directory",
+            )
+            .exit();
+    };
+    let ctx = commands::Context {
+        db,
+        input: if cli.hex {
+            bytes::InputMode::Hex
+        } else if cli.text {
+            bytes::InputMode::Text
+        } else {
+            bytes::InputMode::Auto
+        },
+        hex: cli.hex,
+        progress: progress::Progress::new(cli.quiet),
+    };
+    match commands::run(&ctx, cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("{f}");
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+        assert_eq!(crate::failure::exit::USAGE, 2);
+    }
+}

@@ -1,0 +1,82 @@
+//! Opening the store.
+//!
+//! Only `put` and `load` may create a store. Every other command opens with
+//! `create_if_missing(false)` after checking, without touching anything,
+//! that the path holds a store: the engine, given an empty directory and
+//! `create_if_missing(false)`, leaves a `LOCK` file behind before refusing.
+//!
+//! The tool runs no maintenance thread (`maintenance_threads(0)`): a put that
+//! fills a chunk's log rebuilds the chunk before it returns. A one-shot
+//! command gains nothing from background rebuilds, and closing a store whose
+//! maintenance thread has just started can hang (the thread may miss the
+//! shutdown wake-up), which would leave a short command stuck at exit.
+
+use crate::failure::{Failure, Outcome};
+use evendb::{Db, Options};
+use std::path::Path;
+
+/// Whether a command may create the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// `put` and `load`: create the directory and store if missing.
+    IfMissing,
+    /// Everything else: the store must exist.
+    Never,
+}
+
+/// Opens the store at `path`.
+pub fn open(path: &Path, create: Create) -> Outcome<Db> {
+    if create == Create::Never {
+        check_is_store(path)?;
+    }
+    log::debug!("opening {} ({create:?})", path.display());
+    Options::default()
+        .create_if_missing(create == Create::IfMissing)
+        .maintenance_threads(0)
+        .open(path)
+        .map_err(|e| {
+            Failure::engine(
+                format_args!("cannot open the store at {}", path.display()),
+                path,
+                e,
+            )
+        })
+}
+
+/// Refuses, without writing anything, a path that holds no store.
+fn check_is_store(path: &Path) -> Outcome {
+    let cannot = format!("cannot open the store at {}", path.display());
+    let create_hint = "check the path; only `evendb put` and `evendb load` create a new store";
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(
+                Failure::new(format!("{cannot}: it is a file, not a directory"))
+                    .hint("--db names the store's directory"),
+            )
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(
+                Failure::new(format!("{cannot}: the directory does not exist")).hint(create_hint),
+            )
+        }
+        Err(e) => return Err(Failure::io(&format!("{cannot}: cannot read"), path, &e)),
+    }
+    match std::fs::metadata(path.join("MANIFEST")) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let empty = std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
+            let what = if empty {
+                "the directory is empty"
+            } else {
+                "the directory holds no MANIFEST, so it is not an evendb store"
+            };
+            Err(Failure::new(format!("{cannot}: {what}")).hint(create_hint))
+        }
+        Err(e) => Err(Failure::io(
+            &format!("{cannot}: cannot read"),
+            &path.join("MANIFEST"),
+            &e,
+        )),
+    }
+}

@@ -1,0 +1,157 @@
+//! stats, verify, backup, chunks, compact.
+
+mod common;
+
+use common::{contents, evendb, files, ok};
+
+/// A closed store with several chunks and tables: small chunks and logs
+/// force splits, and `compact` rebuilds every chunk into a table.
+fn store_with_tables(db: &std::path::Path, keys: u32) {
+    let h = evendb::Options::default()
+        .max_chunk_size(4096)
+        .max_log_size(1024)
+        .maintenance_threads(0)
+        .open(db)
+        .unwrap();
+    for i in 0..keys {
+        h.put(
+            format!("key|{i:05}"),
+            format!("value {i} {}", "x".repeat(40)),
+        )
+        .unwrap();
+    }
+    h.compact().unwrap();
+}
+
+#[test]
+fn backup_copies_a_store_that_opens_and_holds_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 300);
+    ok(&db, &["put", "after-compact", "in the log"]);
+    let expected = contents(&db);
+    assert_eq!(expected.len(), 301);
+
+    let dest = dir.path().join("backups").join("one");
+    let out = ok(&db, &["backup", dest.to_str().unwrap(), "--verify"]);
+    assert!(
+        out.starts_with(&format!("backed up {} to {}", db.display(), dest.display())),
+        "{out}"
+    );
+    assert!(out.ends_with("ok\n"), "{out}");
+    assert_eq!(contents(&dest), expected);
+    assert_eq!(ok(&dest, &["get", "after-compact"]), "in the log\n");
+
+    // A destination that is not empty is refused and left as it was.
+    let busy = dir.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("notes.txt"), "mine").unwrap();
+    let r = evendb(&db, &["backup", busy.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("not empty") && r.stderr.contains("new or empty directory"),
+        "{r:?}"
+    );
+    assert_eq!(files(&busy).len(), 1);
+
+    // So is a destination inside the store (it would stop it from opening).
+    let r = evendb(&db, &["backup", db.join("copy").to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(!db.join("copy").exists());
+    ok(&db, &["verify"]);
+}
+
+#[test]
+fn verify_reports_a_sound_store_as_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 200);
+    let out = ok(&db, &["verify"]);
+    assert!(out.ends_with("\nok\n"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&db, &["verify", "--json"])).unwrap();
+    assert_eq!(json["ok"], true);
+    assert_eq!(json["problems"].as_array().unwrap().len(), 0);
+    assert!(json["tables"].as_u64().unwrap() >= 2, "{json}");
+    assert!(json["entries"].as_u64().unwrap() >= 200, "{json}");
+}
+
+#[test]
+fn chunks_partition_the_key_space_and_open_reports_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 400);
+    let list: serde_json::Value = serde_json::from_str(&ok(&db, &["chunks", "--json"])).unwrap();
+    let list = list.as_array().unwrap();
+    assert!(list.len() >= 3, "expected splits: {list:?}");
+    assert_eq!(list[0]["min_key"], "");
+    assert!(list.last().unwrap()["end_key"].is_null());
+    for pair in list.windows(2) {
+        assert_eq!(pair[0]["end_key"], pair[1]["min_key"]);
+        assert_eq!(pair[0]["open"], false);
+        assert!(pair[0]["table_entries"].is_null());
+    }
+
+    let opened: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["chunks", "--json", "--open"])).unwrap();
+    let entries: u64 = opened
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["open"], true);
+            c["table_entries"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(entries, 400);
+
+    let table = ok(&db, &["chunks"]);
+    assert!(table.starts_with("id  min_key"), "{table}");
+    assert_eq!(
+        table.lines().filter(|l| l.contains("key|")).count(),
+        list.len()
+    );
+}
+
+#[test]
+fn stats_lists_every_engine_counter_and_the_store_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 100);
+    let json: serde_json::Value = serde_json::from_str(&ok(&db, &["stats", "--json"])).unwrap();
+    let names: Vec<&str> = evendb::Stats::default()
+        .fields()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    for name in &names {
+        assert!(
+            json["counters"].get(*name).is_some(),
+            "counter {name} missing: {json}"
+        );
+    }
+    assert!(json["table_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(json["chunks"], json["counters"]["chunks"]);
+    let human = ok(&db, &["stats"]);
+    for name in names {
+        assert!(human.contains(name), "{human}");
+    }
+}
+
+#[test]
+fn compact_keeps_the_data_and_drops_deleted_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for i in 0..20 {
+        ok(&db, &["put", &format!("k{i:02}"), "v"]);
+    }
+    for i in 0..10 {
+        ok(&db, &["delete", &format!("k{i:02}")]);
+    }
+    let out = ok(&db, &["compact"]);
+    assert!(out.starts_with("compacted"), "{out}");
+    assert_eq!(contents(&db).len(), 10);
+    let opened: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["chunks", "--json", "--open"])).unwrap();
+    assert_eq!(opened[0]["table_entries"], 10);
+    assert_eq!(opened[0]["log_bytes"], 0);
+}
