@@ -1,0 +1,330 @@
+//! Command line: single runs and the `smoke` / `paper` suites.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+
+use crate::engines::{EngineConfig, EngineKind};
+use crate::generator::{Distribution, ZipfItems};
+use crate::orchestrate::{run_in_child, LimitNote};
+use crate::report;
+use crate::results::{Provenance, Report, RunResult};
+use crate::runner::{DatasetSpec, Job, Limit, RunSpec};
+use crate::workload::Workload;
+
+/// Benchmarks evendb (and optionally RocksDB and fjall) with YCSB workloads,
+/// the EvenDB paper's additions and an analytics event stream.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "evendb-bench", version, about, long_about = None)]
+pub struct Args {
+    /// Engines to run, comma-separated (`all` = every engine in this build).
+    #[arg(long, value_delimiter = ',', default_value = "evendb")]
+    pub engine: Vec<String>,
+    /// Workloads to run in order on one loaded store, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "A")]
+    pub workload: Vec<Workload>,
+    /// Key distribution (default: the workload's YCSB default).
+    #[arg(long, value_enum)]
+    pub distribution: Option<Distribution>,
+    /// Zipfian constant θ.
+    #[arg(long, default_value_t = 0.99)]
+    pub theta: f64,
+    /// Items of the Zipfian behind Zipf-simple: YCSB's 10^10, or the record
+    /// count as in the C++ YCSB the paper used.
+    #[arg(long, value_enum, default_value = "ycsb")]
+    pub zipf_items: ZipfItems,
+    /// Records to load (stream: events to ingest).
+    #[arg(long, default_value_t = 100_000)]
+    pub records: u64,
+    /// Size of the data set to load instead of --records, e.g. 2G.
+    #[arg(long, value_parser = crate::format::parse_size)]
+    pub dataset_size: Option<u64>,
+    /// Measured operations per workload.
+    #[arg(long, default_value_t = 100_000)]
+    pub operations: u64,
+    /// Measure for this many seconds instead of --operations.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Warm-up (reads, not measured) in operations; default a tenth of the run.
+    #[arg(long)]
+    pub warmup_operations: Option<u64>,
+    /// Warm-up in seconds instead.
+    #[arg(long)]
+    pub warmup_seconds: Option<f64>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Key size in bytes (at least 14; stream keys are always 16).
+    #[arg(long, default_value_t = 14)]
+    pub key_size: usize,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 800)]
+    pub value_size: usize,
+    /// Longest scan (default: 100 for E, S for E<S>, 1000 for the stream).
+    #[arg(long)]
+    pub scan_length: Option<usize>,
+    /// App ids of the analytics stream.
+    #[arg(long, default_value_t = 60_000)]
+    pub stream_apps: u64,
+    /// Minutes of stream time the ingested events span; queries read the last minute.
+    #[arg(long, default_value_t = 10.0)]
+    pub stream_minutes: f64,
+    /// Run each engine in a memory cgroup of this size (process + page cache),
+    /// e.g. 1G; 0 = no cgroup (the paper suite then still sizes its data sets
+    /// from 1 GiB).
+    #[arg(long, value_parser = crate::format::parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Cache budget for RocksDB's block cache and fjall's cache (default: a
+    /// quarter of --memory-limit, else each engine's default).
+    #[arg(long, value_parser = crate::format::parse_size)]
+    pub cache_size: Option<u64>,
+    /// Directory for the stores (default: the system temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Keep the stores after the run.
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Write every figure as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write per-second throughput timelines as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write SVG plots into this directory.
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
+    /// Run a predefined suite instead: `smoke` (~1 min) or `paper` (~35 min).
+    #[arg(long, value_parser = ["smoke", "paper"])]
+    pub suite: Option<String>,
+    /// Output folder of a suite (default results/<suite>-<unix time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Measured seconds per workload in the paper suite.
+    #[arg(long, default_value_t = 8.0)]
+    pub run_seconds: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+impl Args {
+    /// The engines asked for, checked against this build.
+    pub fn engines(&self) -> Result<Vec<EngineKind>> {
+        let mut out = Vec::new();
+        for name in &self.engine {
+            let kinds = match name.to_ascii_lowercase().as_str() {
+                "all" => EngineKind::all_available(),
+                "evendb" => vec![EngineKind::Evendb],
+                "rocksdb" => vec![EngineKind::Rocksdb],
+                "fjall" => vec![EngineKind::Fjall],
+                other => bail!("unknown engine `{other}` (evendb, rocksdb, fjall, all)"),
+            };
+            for k in kinds {
+                if !k.available() {
+                    bail!(
+                        "this build has no `{0}` engine: rebuild with `--features {0}`",
+                        k.name()
+                    );
+                }
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Engine settings derived from the memory options.
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            cache_bytes: self.cache_size.or(self.memory_cap().map(|m| m / 4)),
+        }
+    }
+
+    /// The memory limit to enforce; `--memory-limit 0` means none.
+    pub fn memory_cap(&self) -> Option<u64> {
+        self.memory_limit.filter(|&m| m > 0)
+    }
+
+    fn data_dir(&self, engine: EngineKind, tag: &str) -> PathBuf {
+        let base = self.dir.clone().unwrap_or_else(std::env::temp_dir);
+        base.join(format!(
+            "evendb-bench-data-{}-{}-{tag}",
+            std::process::id(),
+            engine.name()
+        ))
+    }
+}
+
+/// Parses the command line and runs.
+pub fn main() -> Result<()> {
+    let args = Args::parse();
+    match args.suite.as_deref() {
+        Some(name) => crate::suite::run(&args, name),
+        None => single(&args),
+    }
+}
+
+/// Builds the job of one engine for one data set kind.
+pub fn job_for(
+    args: &Args,
+    engine: EngineKind,
+    stream: bool,
+    records: u64,
+    runs: Vec<RunSpec>,
+    tag: &str,
+) -> Job {
+    Job {
+        engine,
+        config: args.engine_config(),
+        dir: args.data_dir(engine, tag),
+        threads: args.threads,
+        seed: args.seed,
+        dataset: DatasetSpec {
+            records,
+            key_size: args.key_size,
+            value_size: args.value_size,
+            stream,
+            stream_apps: args.stream_apps,
+            stream_minutes: args.stream_minutes,
+        },
+        runs,
+        memory_limit_bytes: None,
+        cgroup: None,
+        cgroup_peak_file: None,
+    }
+}
+
+/// The run spec of `workload` under these arguments.
+pub fn run_spec(args: &Args, workload: Workload, distribution: Option<Distribution>) -> RunSpec {
+    let run = match args.duration {
+        Some(s) => Limit::Seconds(s),
+        None => Limit::Ops(args.operations),
+    };
+    let warmup = match (args.warmup_seconds, args.warmup_operations) {
+        (Some(s), _) => Limit::Seconds(s),
+        (None, Some(n)) => Limit::Ops(n),
+        (None, None) => match run {
+            Limit::Seconds(s) => Limit::Seconds(s / 10.0),
+            Limit::Ops(n) => Limit::Ops(n / 10),
+        },
+    };
+    RunSpec {
+        workload,
+        distribution: distribution
+            .or(args.distribution)
+            .unwrap_or(workload.default_distribution()),
+        theta: args.theta,
+        zipf_items: args.zipf_items,
+        warmup,
+        run,
+        max_scan_length: args.scan_length,
+    }
+}
+
+/// Runs the jobs (one child per engine and data set) and collects results.
+pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> {
+    let mut note = LimitNote(match args.memory_cap() {
+        Some(_) => String::new(),
+        None => "no memory limit".to_string(),
+    });
+    for job in jobs {
+        let engine = job.engine;
+        eprintln!(
+            "== {}: {} {} then {}",
+            engine.name(),
+            crate::format::count(job.dataset.records as f64),
+            if job.dataset.stream {
+                "stream events"
+            } else {
+                "records"
+            },
+            job.runs
+                .iter()
+                .map(|r| format!("{}/{}", r.workload.name(), r.distribution.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        match run_in_child(job, args.memory_cap(), args.keep_data, &mut note) {
+            Ok(results) => report.results.extend(results),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                report.failures.push(format!("{}: {e:#}", engine.name()));
+            }
+        }
+    }
+    report.provenance.memory_limit_note = note.0;
+    Ok(())
+}
+
+fn single(args: &Args) -> Result<()> {
+    let engines = args.engines()?;
+    let records = match args.dataset_size {
+        Some(bytes) => (bytes / (args.key_size + args.value_size) as u64).max(1),
+        None => args.records,
+    };
+    let ycsb: Vec<RunSpec> = args
+        .workload
+        .iter()
+        .filter(|w| **w != Workload::Stream)
+        .map(|w| run_spec(args, *w, None))
+        .collect();
+    let stream: Vec<RunSpec> = args
+        .workload
+        .iter()
+        .filter(|w| **w == Workload::Stream)
+        .map(|w| run_spec(args, *w, None))
+        .collect();
+    let mut jobs = Vec::new();
+    for &engine in &engines {
+        if !ycsb.is_empty() {
+            jobs.push(job_for(args, engine, false, records, ycsb.clone(), "ycsb"));
+        }
+        if !stream.is_empty() {
+            jobs.push(job_for(
+                args,
+                engine,
+                true,
+                records,
+                stream.clone(),
+                "stream",
+            ));
+        }
+    }
+    let mut report = Report {
+        provenance: Provenance::collect(String::new()),
+        ..Report::default()
+    };
+    run_jobs(args, jobs, &mut report)?;
+    print!("{}", report::table(&report.results));
+    if !report.provenance.memory_limit_note.is_empty() && args.memory_cap().is_some() {
+        println!("\nmemory: {}", report.provenance.memory_limit_note);
+    }
+    write_outputs(args, &report, &report.results)?;
+    if !report.failures.is_empty() {
+        bail!(
+            "{} engine job(s) failed: {}",
+            report.failures.len(),
+            report.failures.join("; ")
+        );
+    }
+    Ok(())
+}
+
+fn write_outputs(args: &Args, report: &Report, results: &[RunResult]) -> Result<()> {
+    if let Some(path) = &args.json {
+        report::write_json(path, report)?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.csv {
+        report::write_timeline_csv(path, results)?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(dir) = &args.plots {
+        std::fs::create_dir_all(dir)?;
+        let files = report::write_plots(dir, results, "")?;
+        println!("wrote {} plots into {}", files.len(), dir.display());
+    }
+    Ok(())
+}

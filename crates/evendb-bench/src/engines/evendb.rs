@@ -1,0 +1,74 @@
+//! evendb, with its default options (buffered durability).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::{Engine, EngineConfig, ScanSummary};
+
+/// The engine of this repository.
+pub struct EvenDb {
+    db: evendb::Db,
+}
+
+impl EvenDb {
+    pub fn open(path: &Path, _config: &EngineConfig) -> Result<Self> {
+        let db = evendb::Db::open(path)
+            .with_context(|| format!("opening evendb at {}", path.display()))?;
+        Ok(EvenDb { db })
+    }
+}
+
+impl Engine for EvenDb {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.db.put(key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?)
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        Ok(self.db.delete(key)?)
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
+        let mut summary = ScanSummary::default();
+        let mut visit = |item: evendb::Result<(Vec<u8>, Vec<u8>)>| -> Result<()> {
+            let (k, v) = item?;
+            summary.records += 1;
+            summary.bytes += k.len() + v.len();
+            Ok(())
+        };
+        match end {
+            Some(end) => {
+                for item in self.db.scan(start..end).take(count) {
+                    visit(item)?;
+                }
+            }
+            None => {
+                for item in self.db.scan(start..).take(count) {
+                    visit(item)?;
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn stats(&self) -> Vec<(String, u64)> {
+        self.db
+            .stats()
+            .fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        "evendb default options (buffered durability)".to_string()
+    }
+}

@@ -1,0 +1,224 @@
+//! The markdown report of a suite.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::Args;
+use crate::format;
+use crate::results::{Report, RunResult};
+
+fn engines(results: &[&RunResult]) -> Vec<String> {
+    let mut e: Vec<String> = Vec::new();
+    for r in results {
+        if !e.contains(&r.engine) {
+            e.push(r.engine.clone());
+        }
+    }
+    e
+}
+
+fn phases(results: &[&RunResult]) -> Vec<(String, String)> {
+    let mut p: Vec<(String, String)> = Vec::new();
+    for r in results {
+        let k = (r.workload.clone(), r.distribution.clone());
+        if !p.contains(&k) {
+            p.push(k);
+        }
+    }
+    p
+}
+
+fn find<'a>(results: &[&'a RunResult], e: &str, p: &(String, String)) -> Option<&'a RunResult> {
+    results
+        .iter()
+        .copied()
+        .find(|r| r.engine == e && r.workload == p.0 && r.distribution == p.1)
+}
+
+/// Tables for one group of results (one data set).
+fn section(out: &mut String, results: &[&RunResult]) {
+    let engines = engines(results);
+    let phases = phases(results);
+    let has_evendb = engines.iter().any(|e| e == "evendb");
+    let peers: Vec<&String> = engines.iter().filter(|e| *e != "evendb").collect();
+    // Throughput.
+    let _ = write!(out, "\n| workload | distribution |");
+    for e in &engines {
+        let _ = write!(out, " {e} ops/s |");
+    }
+    if has_evendb {
+        for p in &peers {
+            let _ = write!(out, " evendb / {p} |");
+        }
+    }
+    let _ = write!(out, "\n|---|---|");
+    for _ in 0..engines.len() + if has_evendb { peers.len() } else { 0 } {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for p in &phases {
+        let _ = write!(out, "| {} | {} |", p.0, p.1);
+        for e in &engines {
+            let v = find(results, e, p)
+                .map_or("-".to_string(), |r| format::count(r.throughput_ops_per_sec));
+            let _ = write!(out, " {v} |");
+        }
+        if has_evendb {
+            for peer in &peers {
+                let ratio = match (find(results, "evendb", p), find(results, peer, p)) {
+                    (Some(a), Some(b)) if b.throughput_ops_per_sec > 0.0 => {
+                        format!(
+                            "{:.2}×",
+                            a.throughput_ops_per_sec / b.throughput_ops_per_sec
+                        )
+                    }
+                    _ => "-".to_string(),
+                };
+                let _ = write!(out, " {ratio} |");
+            }
+        }
+        out.push('\n');
+    }
+    // Amplification and resources.
+    let _ = writeln!(
+        out,
+        "\n| engine | workload | distribution | write amp | space amp | written | read | CPU s | peak RSS | p99 µs (per op) |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for p in &phases {
+        for e in &engines {
+            if let Some(r) = find(results, e, p) {
+                let p99: Vec<String> = r
+                    .latency_us
+                    .iter()
+                    .map(|(op, l)| format!("{op} {:.0}", l.p99))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+                    e,
+                    p.0,
+                    p.1,
+                    format::ratio(r.write_amplification),
+                    format::ratio(r.space_amplification),
+                    format::bytes(r.bytes_written),
+                    format::bytes(r.bytes_read),
+                    r.cpu_seconds,
+                    format::bytes(r.peak_rss_bytes),
+                    p99.join(", ")
+                );
+            }
+        }
+    }
+}
+
+/// Renders the suite report and writes its plots into `dir`.
+pub fn suite(
+    name: &str,
+    args: &Args,
+    report: &Report,
+    sections: &[(String, u64)],
+    elapsed: f64,
+    dir: &Path,
+) -> Result<String> {
+    let p = &report.provenance;
+    let mut out = String::new();
+    let _ = writeln!(out, "# evendb-bench `{name}` suite\n");
+    let _ = writeln!(
+        out,
+        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- wall time: {:.0} s\n- command: `{}`",
+        p.cpus,
+        format::bytes(p.memory_bytes),
+        p.kernel,
+        p.version,
+        args.threads,
+        args.key_size,
+        args.value_size,
+        args.theta,
+        match args.zipf_items {
+            crate::generator::ZipfItems::Ycsb => "10^10 (YCSB)",
+            crate::generator::ZipfItems::Dataset => "the record count (C++ YCSB, as in the paper)",
+        },
+        p.memory_limit_note,
+        elapsed,
+        p.command
+    );
+    let configs: Vec<String> = {
+        let mut c: Vec<String> = Vec::new();
+        for r in &report.results {
+            let line = format!("{}: {}", r.engine, r.engine_config);
+            if !c.contains(&line) {
+                c.push(line);
+            }
+        }
+        c
+    };
+    let _ = writeln!(out, "\nEngine configurations:\n");
+    for c in &configs {
+        let _ = writeln!(out, "- {c}");
+    }
+    let _ = writeln!(
+        out,
+        "\nWrite amplification is the bytes the engine's process wrote to the device (`/proc/self/io`) divided by the key and value bytes the workload wrote; space amplification is the bytes on disk at the end of the phase divided by live records × (key + value). Each engine runs in a child process of its own."
+    );
+    for (tag, records) in sections {
+        let group: Vec<&RunResult> = report
+            .results
+            .iter()
+            .filter(|r| r.workload != "stream" && r.workload != "stream-ingest")
+            .filter(|r| {
+                sections.len() == 1
+                    || r.engine_stats
+                        .get("bench_dataset_factor_x10")
+                        .map(|f| format!("{}x", *f as f64 / 10.0))
+                        == Some(tag.clone())
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n## Data set {tag}: {} records ({})",
+            format::count(*records as f64),
+            format::bytes(records * (args.key_size + args.value_size) as u64)
+        );
+        section(&mut out, &group);
+        let owned: Vec<RunResult> = group.iter().map(|r| (*r).clone()).collect();
+        let files = crate::report::write_plots(dir, &owned, &format!(" {tag}"))?;
+        let _ = writeln!(out);
+        for f in files
+            .iter()
+            .filter(|f| !f.starts_with("timeline") || f.starts_with("timeline-load"))
+        {
+            let _ = writeln!(out, "![{f}]({f})");
+        }
+    }
+    let stream: Vec<&RunResult> = report
+        .results
+        .iter()
+        .filter(|r| r.workload == "stream" || r.workload == "stream-ingest")
+        .collect();
+    if !stream.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Analytics stream\n\nEvents keyed app | timestamp | seq, ingested in time order, then 95% scans of one app's last minute of events (app drawn by popularity) and 5% new events."
+        );
+        section(&mut out, &stream);
+        let owned: Vec<RunResult> = stream.iter().map(|r| (*r).clone()).collect();
+        let files = crate::report::write_plots(dir, &owned, " stream")?;
+        let _ = writeln!(out);
+        for f in files.iter().filter(|f| f.starts_with("timeline")) {
+            let _ = writeln!(out, "![{f}]({f})");
+        }
+    }
+    if !report.failures.is_empty() {
+        let _ = writeln!(out, "\n## Failures\n");
+        for f in &report.failures {
+            let _ = writeln!(out, "- {f}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nAll figures: `results.json`; per-second throughput: `timelines.csv`."
+    );
+    Ok(out)
+}

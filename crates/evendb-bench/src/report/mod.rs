@@ -1,0 +1,244 @@
+//! Output: the stdout table, JSON, CSV timelines, SVG plots and the suite's
+//! markdown report.
+
+pub mod markdown;
+pub mod svg;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::format;
+use crate::results::{Report, RunResult};
+
+/// The table printed after a run: one line per phase, then latencies.
+pub fn table(results: &[RunResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<8} {:<14} {:<15} {:>10} {:>12} {:>8} {:>7} {:>7} {:>8} {:>9}",
+        "engine",
+        "workload",
+        "distribution",
+        "records",
+        "ops/s",
+        "MB/s",
+        "w-amp",
+        "s-amp",
+        "cpu s",
+        "peak rss"
+    );
+    for r in results {
+        let _ = writeln!(
+            out,
+            "{:<8} {:<14} {:<15} {:>10} {:>12} {:>8.1} {:>7} {:>7} {:>8.1} {:>9}",
+            r.engine,
+            r.workload,
+            r.distribution,
+            format::count(r.records as f64),
+            format::count(r.throughput_ops_per_sec),
+            r.throughput_mb_per_sec,
+            format::ratio(r.write_amplification),
+            format::ratio(r.space_amplification),
+            r.cpu_seconds,
+            format::bytes(r.peak_rss_bytes),
+        );
+    }
+    let _ = writeln!(out, "\nlatency (µs)");
+    let _ = writeln!(
+        out,
+        "{:<8} {:<14} {:<15} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "engine",
+        "workload",
+        "distribution",
+        "op",
+        "count",
+        "mean",
+        "p50",
+        "p95",
+        "p99",
+        "p99.9",
+        "max"
+    );
+    for r in results {
+        for (op, l) in &r.latency_us {
+            let _ = writeln!(
+                out,
+                "{:<8} {:<14} {:<15} {:<7} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
+                r.engine,
+                r.workload,
+                r.distribution,
+                op,
+                l.count,
+                l.mean,
+                l.p50,
+                l.p95,
+                l.p99,
+                l.p999,
+                l.max
+            );
+        }
+    }
+    out
+}
+
+/// Writes the report as pretty JSON.
+pub fn write_json(path: &Path, report: &Report) -> Result<()> {
+    let text = serde_json::to_string_pretty(report)?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes every phase's per-second throughput as long-format CSV.
+pub fn write_timeline_csv(path: &Path, results: &[RunResult]) -> Result<()> {
+    let mut out = String::from("engine,workload,distribution,records,second,ops\n");
+    for r in results {
+        for (sec, ops) in r.timeline.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{}",
+                r.engine, r.workload, r.distribution, r.records, sec, ops
+            );
+        }
+    }
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes the plots of a set of results into `dir`; returns the file names.
+pub fn write_plots(dir: &Path, results: &[RunResult], tag: &str) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut save = |name: String, body: String| -> Result<()> {
+        std::fs::write(dir.join(&name), body).with_context(|| format!("writing {name}"))?;
+        files.push(name);
+        Ok(())
+    };
+    // Throughput over time of every phase with a timeline of 2+ seconds,
+    // grouped by phase so engines can be compared.
+    let mut phases: Vec<(String, String)> = Vec::new();
+    for r in results {
+        let p = (r.workload.clone(), r.distribution.clone());
+        if r.timeline.len() >= 2 && !phases.contains(&p) {
+            phases.push(p);
+        }
+    }
+    for (w, d) in &phases {
+        let series: Vec<(String, Vec<f64>)> = results
+            .iter()
+            .filter(|r| &r.workload == w && &r.distribution == d)
+            .map(|r| {
+                (
+                    r.engine.clone(),
+                    r.timeline.iter().map(|&v| v as f64).collect(),
+                )
+            })
+            .collect();
+        let title = format!("{w} / {d}{tag}: throughput over time");
+        save(
+            format!("timeline-{}-{}{}.svg", slug(w), slug(d), suffix(tag)),
+            svg::lines(&title, "second", "ops/s", &series),
+        )?;
+    }
+    // Throughput per workload per engine, and write amplification.
+    let groups: Vec<String> = {
+        let mut g = Vec::new();
+        for r in results {
+            let name = format!("{} {}", r.workload, short_dist(&r.distribution));
+            if !g.contains(&name) {
+                g.push(name);
+            }
+        }
+        g
+    };
+    let engines: Vec<String> = {
+        let mut e = Vec::new();
+        for r in results {
+            if !e.contains(&r.engine) {
+                e.push(r.engine.clone());
+            }
+        }
+        e
+    };
+    let pick = |f: &dyn Fn(&RunResult) -> Option<f64>| -> Vec<Vec<Option<f64>>> {
+        groups
+            .iter()
+            .map(|g| {
+                engines
+                    .iter()
+                    .map(|e| {
+                        results
+                            .iter()
+                            .find(|r| {
+                                &r.engine == e
+                                    && &format!("{} {}", r.workload, short_dist(&r.distribution))
+                                        == g
+                            })
+                            .and_then(f)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let tput = pick(&|r| Some(r.throughput_ops_per_sec / 1000.0));
+    save(
+        format!("throughput{}.svg", suffix(tag)),
+        svg::bars(
+            &format!("Throughput per workload{tag}"),
+            "kops/s",
+            &groups,
+            &engines,
+            &tput,
+        ),
+    )?;
+    let wamp = pick(&|r| r.write_amplification);
+    save(
+        format!("write-amplification{}.svg", suffix(tag)),
+        svg::bars(
+            &format!("Write amplification{tag}"),
+            "device bytes / user bytes",
+            &groups,
+            &engines,
+            &wamp,
+        ),
+    )?;
+    Ok(files)
+}
+
+/// Abbreviation of a distribution name for plot labels.
+pub fn short_dist(d: &str) -> &str {
+    match d {
+        "zipf-simple" => "simple",
+        "zipf-composite" => "composite",
+        "sequential" => "seq",
+        "apps-heavy-tail" => "apps",
+        other => other,
+    }
+}
+
+/// A file-name-safe version of `s`.
+pub fn slug(s: &str) -> String {
+    let lower: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    lower
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// `-slug` of a non-empty tag, for appending to file names.
+fn suffix(tag: &str) -> String {
+    let s = slug(tag);
+    if s.is_empty() {
+        s
+    } else {
+        format!("-{s}")
+    }
+}

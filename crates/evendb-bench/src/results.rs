@@ -1,0 +1,146 @@
+//! The figures of one measured phase, as written to `--json`.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Latency summary of one operation kind, in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub count: u64,
+    pub mean: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Latency {
+    /// Summarises a histogram recorded in nanoseconds.
+    pub fn from_histogram_ns(h: &Histogram<u64>) -> Latency {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Latency {
+            count: h.len(),
+            mean: h.mean() / 1000.0,
+            min: us(h.min()),
+            p50: us(h.value_at_quantile(0.50)),
+            p95: us(h.value_at_quantile(0.95)),
+            p99: us(h.value_at_quantile(0.99)),
+            p999: us(h.value_at_quantile(0.999)),
+            max: us(h.max()),
+        }
+    }
+}
+
+/// Everything measured in one phase of one engine.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub engine: String,
+    /// Engine configuration in one line.
+    pub engine_config: String,
+    /// `load`, a YCSB workload letter, `stream-ingest` or `stream`.
+    pub workload: String,
+    pub distribution: String,
+    pub theta: f64,
+    /// Records in the store when the phase started.
+    pub records: u64,
+    /// Operations measured.
+    pub operations: u64,
+    pub threads: usize,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub duration_secs: f64,
+    pub throughput_ops_per_sec: f64,
+    /// User key+value bytes written per second.
+    pub throughput_mb_per_sec: f64,
+    /// Per operation kind (`get`, `update`, `insert`, `scan`, `rmw`, `put`).
+    pub latency_us: BTreeMap<String, Latency>,
+    /// Operations that returned an error.
+    pub failures: u64,
+    /// Gets that found nothing.
+    pub not_found: u64,
+    /// Records visited by scans.
+    pub scanned_records: u64,
+    /// Key and value bytes the workload wrote.
+    pub user_bytes_written: u64,
+    /// Bytes this process wrote to the device (`/proc/self/io` write_bytes).
+    pub bytes_written: u64,
+    /// Bytes this process read from the device (`/proc/self/io` read_bytes).
+    pub bytes_read: u64,
+    /// bytes_written / user_bytes_written; null when nothing was written.
+    pub write_amplification: Option<f64>,
+    /// Bytes on disk at the end of the phase.
+    pub disk_bytes: u64,
+    /// Records × (key + value) bytes at the end of the phase.
+    pub live_bytes: u64,
+    /// disk_bytes / live_bytes.
+    pub space_amplification: Option<f64>,
+    pub cpu_seconds: f64,
+    pub peak_rss_bytes: u64,
+    /// Peak memory of the cgroup (process + page cache), when one was used.
+    pub cgroup_peak_bytes: Option<u64>,
+    /// Memory limit in force, if any.
+    pub memory_limit_bytes: Option<u64>,
+    /// Operations completed in each second of the phase.
+    pub timeline: Vec<u64>,
+    /// The engine's own counters at the end of the phase.
+    pub engine_stats: BTreeMap<String, u64>,
+}
+
+/// Provenance of a results file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    pub tool: String,
+    pub version: String,
+    pub date_unix: u64,
+    pub host: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub command: String,
+    /// How `--memory-limit` was honoured.
+    pub memory_limit_note: String,
+}
+
+impl Provenance {
+    /// Describes this machine and invocation.
+    pub fn collect(memory_limit_note: String) -> Provenance {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        Provenance {
+            tool: "evendb-bench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            date_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            host: read("/proc/sys/kernel/hostname"),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes,
+            kernel: read("/proc/sys/kernel/osrelease"),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            memory_limit_note,
+        }
+    }
+}
+
+/// A results file: provenance plus one entry per measured phase.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Report {
+    pub provenance: Provenance,
+    pub results: Vec<RunResult>,
+    /// Engines that failed, with the reason.
+    pub failures: Vec<String>,
+}

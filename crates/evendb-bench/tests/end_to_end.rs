@@ -1,0 +1,147 @@
+//! A tiny run of the real binary against evendb writes a complete JSON report.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let csv = dir.path().join("timeline.csv");
+    let plots = dir.path().join("plots");
+    let output = Command::new(env!("CARGO_BIN_EXE_evendb-bench"))
+        .args(args)
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--plots")
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "evendb-bench failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("ops/s") && stdout.contains("p99.9"),
+        "table missing: {stdout}"
+    );
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        csv.starts_with("engine,workload,distribution,records,second,ops\n")
+            && csv.lines().count() > 1
+    );
+    let svgs = std::fs::read_dir(&plots).unwrap().count();
+    assert!(svgs >= 2, "only {svgs} plots");
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+const REQUIRED: [&str; 17] = [
+    "engine",
+    "workload",
+    "distribution",
+    "records",
+    "operations",
+    "threads",
+    "value_size",
+    "throughput_ops_per_sec",
+    "latency_us",
+    "write_amplification",
+    "space_amplification",
+    "bytes_written",
+    "bytes_read",
+    "cpu_seconds",
+    "peak_rss_bytes",
+    "timeline",
+    "engine_stats",
+];
+
+#[test]
+fn tiny_ycsb_run_on_evendb_reports_every_required_field() {
+    let report = run(&[
+        "--engine",
+        "evendb",
+        "--workload",
+        "A,E10",
+        "--records",
+        "2000",
+        "--operations",
+        "3000",
+        "--threads",
+        "2",
+        "--value-size",
+        "100",
+    ]);
+    let results = report["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["load", "A", "E10"]);
+    for r in results {
+        for field in REQUIRED {
+            assert!(r.get(field).is_some(), "{} lacks {field}", r["workload"]);
+        }
+        assert_eq!(r["engine"], "evendb");
+        assert!(r["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(r["cpu_seconds"].as_f64().unwrap() > 0.0);
+        assert!(r["peak_rss_bytes"].as_u64().unwrap() > 0);
+        assert!(r["space_amplification"].as_f64().unwrap() > 0.0);
+    }
+    let load = &results[0];
+    assert_eq!(load["operations"], 2000);
+    assert_eq!(load["latency_us"]["put"]["count"], 2000);
+    let a = &results[1];
+    assert_eq!(a["operations"], 3000);
+    assert_eq!(a["records"], 2000);
+    let lat = &a["latency_us"];
+    for op in ["get", "update"] {
+        let l = &lat[op];
+        for p in ["p50", "p95", "p99", "p999", "max"] {
+            assert!(l[p].as_f64().unwrap() > 0.0, "{op} {p}");
+        }
+        assert!(l["p50"].as_f64() <= l["p99"].as_f64() && l["p99"].as_f64() <= l["max"].as_f64());
+    }
+    let gets = lat["get"]["count"].as_u64().unwrap();
+    assert!((1200..1800).contains(&gets), "A ran {gets} gets of 3000");
+    assert!(a["write_amplification"].as_f64().is_some());
+    assert_eq!(a["not_found"], 0, "every key read in A was loaded");
+    let e10 = &results[2];
+    assert!(e10["latency_us"]["scan"]["count"].as_u64().unwrap() > 2500);
+    assert!(e10["scanned_records"].as_u64().unwrap() > 2500);
+    assert!(report["provenance"]["cpus"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn tiny_stream_run_on_evendb_ingests_in_time_order_and_scans() {
+    let report = run(&[
+        "--engine",
+        "evendb",
+        "--workload",
+        "stream",
+        "--records",
+        "3000",
+        "--operations",
+        "500",
+        "--stream-apps",
+        "2000",
+        "--value-size",
+        "100",
+    ]);
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["workload"], "stream-ingest");
+    assert_eq!(results[0]["operations"], 3000);
+    let q = &results[1];
+    assert_eq!(q["workload"], "stream");
+    assert!(
+        q["scanned_records"].as_u64().unwrap() > 0,
+        "stream scans found nothing"
+    );
+    assert!(q["latency_us"]["scan"]["count"].as_u64().unwrap() > 400);
+}
