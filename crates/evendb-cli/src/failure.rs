@@ -63,6 +63,26 @@ impl Failure {
         }
     }
 
+    /// A failed write to standard output. A closed pipe (`evendb scan |
+    /// head`) is no error: the reader has all it wanted, so the tool stops
+    /// quietly with exit code 0.
+    pub fn stdout(e: &io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure {
+                message: String::new(),
+                hint: None,
+                code: exit::OK,
+            }
+        } else {
+            Failure::new(format!("cannot write to standard output: {e}"))
+        }
+    }
+
+    /// True for a failure that has nothing to report (see [`Failure::stdout`]).
+    pub fn is_silent(&self) -> bool {
+        self.message.is_empty()
+    }
+
     /// Maps an engine error met while doing `action` (e.g. "cannot open
     /// the store at /x") on the store at `db`.
     pub fn engine(action: impl fmt::Display, db: &Path, e: evendb::Error) -> Self {

@@ -72,6 +72,7 @@ enum Inner<'a> {
         buf: Vec<u8>,
     },
     Delimited {
+        csv: bool,
         input: csv::Reader<Box<dyn BufRead + 'a>>,
         record: csv::ByteRecord,
         skip_header: bool,
@@ -90,6 +91,7 @@ impl<'a> Records<'a> {
                 buf: Vec::new(),
             },
             Format::Csv | Format::Tsv => Inner::Delimited {
+                csv: format == Format::Csv,
                 input: csv::ReaderBuilder::new()
                     .has_headers(false)
                     .flexible(true)
@@ -139,6 +141,7 @@ impl<'a> Records<'a> {
                     });
             },
             Inner::Delimited {
+                csv,
                 input,
                 record,
                 skip_header,
@@ -157,9 +160,14 @@ impl<'a> Records<'a> {
                     break Err(bad(
                         line,
                         format!(
-                            "expected 2 fields (key, value), found {}; \
-                             use JSON lines for keys or values with tabs or newlines",
-                            record.len()
+                            "expected 2 fields (key, value), found {}; {}",
+                            record.len(),
+                            if *csv {
+                                "quote a field that holds a comma: \"a,b\""
+                            } else {
+                                "TSV has no quoting: use JSON lines, or --hex, \
+                                 for keys or values with tabs"
+                            }
                         ),
                     ));
                 }

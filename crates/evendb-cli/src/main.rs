@@ -199,7 +199,9 @@ fn main() -> ExitCode {
     match commands::run(&ctx, cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("{f}");
+            if !f.is_silent() {
+                eprintln!("{f}");
+            }
             ExitCode::from(f.code)
         }
     }

@@ -55,7 +55,7 @@ impl Progress {
     pub fn counter(&self, message: impl Into<String>) -> ProgressBar {
         let bar = ProgressBar::with_draw_target(None, self.target());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {human_pos} pairs ({per_sec}) {elapsed}")
+            ProgressStyle::with_template("{spinner} {msg}: {human_pos} pairs, {elapsed}")
                 .expect("constant template"),
         );
         bar.set_message(message.into());

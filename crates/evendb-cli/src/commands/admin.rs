@@ -44,23 +44,23 @@ pub fn stats(ctx: &Context, as_json: bool) -> Outcome<u8> {
             "counters": counters,
             "write_amplification": stats.write_amplification(),
         });
-        println!("{doc:#}");
+        outln!("{doc:#}");
         return Ok(exit::OK);
     }
-    println!("store          {}", ctx.db.display());
-    println!("chunks         {}", chunks.len());
-    println!("table bytes    {}", bytes(table_bytes));
-    println!("log bytes      {}", bytes(log_bytes));
-    println!("log segments   {segments}");
-    println!();
-    println!("engine counters since this command opened the store");
-    println!("(the engine does not keep counters across opens):");
+    outln!("store          {}", ctx.db.display());
+    outln!("chunks         {}", chunks.len());
+    outln!("table bytes    {}", bytes(table_bytes));
+    outln!("log bytes      {}", bytes(log_bytes));
+    outln!("log segments   {segments}");
+    outln!("");
+    outln!("engine counters since this command opened the store");
+    outln!("(the engine does not keep counters across opens):");
     let fields = stats.fields();
     let width = fields.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     for (name, v) in fields {
-        println!("  {name:width$}  {v}");
+        outln!("  {name:width$}  {v}");
     }
-    println!(
+    outln!(
         "  {:width$}  {:.2}",
         "write_amplification",
         stats.write_amplification()
@@ -79,7 +79,7 @@ fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport>
     report
 }
 
-fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) {
+fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
     if as_json {
         let doc = json!({
             "path": path.display().to_string(),
@@ -91,10 +91,10 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) {
             "orphans": r.orphans,
             "problems": r.problems,
         });
-        println!("{doc:#}");
-        return;
+        outln!("{doc:#}");
+        return Ok(());
     }
-    println!(
+    outln!(
         "checked {}: {} chunks, {} tables, {} log segments, {} entries",
         path.display(),
         r.chunks,
@@ -103,26 +103,27 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) {
         r.entries
     );
     for p in &r.problems {
-        println!("problem: {p}");
+        outln!("problem: {p}");
     }
     for o in &r.orphans {
-        println!("orphan: {o} (an engine file the MANIFEST does not list)");
+        outln!("orphan: {o} (an engine file the MANIFEST does not list)");
     }
     if r.is_ok() {
-        println!("ok");
+        outln!("ok");
     } else {
-        println!(
+        outln!(
             "FAILED: {} problems, {} orphan files",
             r.problems.len(),
             r.orphans.len()
         );
     }
+    Ok(())
 }
 
 pub fn verify(ctx: &Context, as_json: bool) -> Outcome<u8> {
     let db = store::open(&ctx.db, Create::Never)?;
     let report = verify_store(ctx, &db, &ctx.db)?;
-    print_report(&ctx.db, &report, as_json);
+    print_report(&ctx.db, &report, as_json)?;
     Ok(if report.is_ok() {
         exit::OK
     } else {
@@ -172,7 +173,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
             total += e.metadata().map_or(0, |m| m.len());
         }
     }
-    println!(
+    outln!(
         "backed up {} to {}: {files} files, {}",
         ctx.db.display(),
         dest.display(),
@@ -183,7 +184,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
     }
     let copy = store::open(dest, Create::Never)?;
     let report = verify_store(ctx, &copy, dest)?;
-    print_report(dest, &report, false);
+    print_report(dest, &report, false)?;
     Ok(if report.is_ok() {
         exit::OK
     } else {
@@ -219,7 +220,7 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
                 })
             })
             .collect();
-        println!("{:#}", Value::Array(doc));
+        outln!("{:#}", Value::Array(doc));
         return Ok(exit::OK);
     }
     let unknown = || "-".to_string();
@@ -266,10 +267,10 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
             .zip(widths)
             .map(|(cell, w)| format!("{cell:w$}"))
             .collect();
-        println!("{}", line.join("  ").trim_end());
+        outln!("{}", line.join("  ").trim_end());
     }
     if !open_all && chunks.iter().any(|c| !c.open) {
-        println!("(entries and max_version are known for open chunks only; pass --open)");
+        outln!("(entries and max_version are known for open chunks only; pass --open)");
     }
     Ok(exit::OK)
 }
@@ -288,7 +289,7 @@ pub fn compact(ctx: &Context) -> Outcome<u8> {
         let (t, l, _) = totals(c);
         t + l
     };
-    println!(
+    outln!(
         "compacted {}: {} chunks -> {}, {} -> {} (tables + logs)",
         ctx.db.display(),
         before.len(),

@@ -56,7 +56,7 @@ pub fn dump(ctx: &Context, file: Option<&Path>, range: &Range, force: bool) -> O
     bar.finish_and_clear();
     match result {
         Ok(n) => {
-            println!(
+            outln!(
                 "dumped {n} pairs from {} to {}",
                 ctx.db.display(),
                 file.display()

@@ -145,7 +145,7 @@ pub fn load(ctx: &Context, file: &Path, format: Option<Format>, header: bool) ->
         )
     })?;
     bar.finish_and_clear();
-    println!(
+    outln!(
         "loaded {loaded} pairs from {} into {}",
         source.name(),
         ctx.db.display()

@@ -1,5 +1,13 @@
 //! One function per command; `run` dispatches.
 
+/// `println!` that makes the enclosing function return a [`Failure`]
+/// instead of panicking when standard output is closed or fails.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::commands::write_line(format_args!($($arg)*))?
+    };
+}
+
 mod admin;
 mod data;
 mod dump;
@@ -9,7 +17,7 @@ use crate::bytes::{self, InputMode};
 use crate::failure::{exit, Failure, Outcome};
 use crate::progress::Progress;
 use crate::{Command, Range};
-use std::io;
+use std::io::{self, Write};
 use std::ops::Bound;
 use std::path::PathBuf;
 
@@ -95,14 +103,15 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
     }
 }
 
-/// A failed write to standard output. A closed pipe (`evendb scan | head`)
-/// is not an error: the reader has all it wanted.
+/// Writes one line to standard output.
+pub fn write_line(args: std::fmt::Arguments<'_>) -> Outcome {
+    let mut out = io::stdout().lock();
+    out.write_fmt(args)
+        .and_then(|()| out.write_all(b"\n"))
+        .map_err(|e| Failure::stdout(&e))
+}
+
+/// A failed write to standard output; see [`Failure::stdout`].
 fn stdout_failed(e: io::Error) -> Outcome<u8> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(exit::OK)
-    } else {
-        Err(Failure::new(format!(
-            "cannot write to standard output: {e}"
-        )))
-    }
+    Err(Failure::stdout(&e))
 }
