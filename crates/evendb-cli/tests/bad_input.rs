@@ -163,3 +163,25 @@ fn a_corrupt_table_is_reported_with_file_and_offset_and_left_as_is() {
     );
     assert_eq!(files_but_epoch(&db), before);
 }
+
+#[test]
+fn a_corrupt_manifest_stops_every_command_and_is_left_as_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    ok(&db, &["put", "k", "v"]);
+    let manifest = db.join("MANIFEST");
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    bytes[30] ^= 0x01;
+    std::fs::write(&manifest, bytes).unwrap();
+    let before = files(&db);
+    for args in [&["get", "k"][..], &["verify"], &["put", "k", "w"]] {
+        let r = evendb(&db, args);
+        assert_eq!(r.code, 3, "{args:?}: {r:?}");
+        assert!(
+            r.stderr
+                .contains(&format!("corrupt data in {}", manifest.display())),
+            "{args:?}: {r:?}"
+        );
+        assert_eq!(files(&db), before, "{args:?} changed the store");
+    }
+}

@@ -236,3 +236,39 @@ fn load_needs_a_known_format_and_dump_will_not_overwrite() {
         "{\"key\":\"k\",\"value\":\"v\"}\n"
     );
 }
+
+#[test]
+fn load_reads_standard_input_when_given_a_format() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    let run = |args: &[&str], input: &str| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_evendb"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["load", "-"], "a\t1\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--format"));
+    assert!(!db.exists());
+    let out = run(&["load", "--format", "tsv", "-"], "a\t1\nb\t2\n");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("loaded 2 pairs from standard input into {}\n", db.display())
+    );
+    assert_eq!(contents(&db).len(), 2);
+}
