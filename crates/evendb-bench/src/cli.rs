@@ -242,7 +242,11 @@ pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> 
             },
             job.runs
                 .iter()
-                .map(|r| format!("{}/{}", r.workload.name(), r.distribution.name()))
+                .map(|r| if job.dataset.stream {
+                    r.workload.name().to_string()
+                } else {
+                    format!("{}/{}", r.workload.name(), r.distribution.name())
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -341,11 +341,15 @@ fn run_mix(
     // YCSB sizes the request chooser to the records plus twice the expected inserts.
     let chooser_items = (records_at_start + (2.0 * mix.insert * expected_ops as f64) as u64)
         .min(store.space.capacity());
-    let label = format!(
-        "{label} {} {}",
-        spec.workload.name(),
-        spec.distribution.name()
-    );
+    let label = if store.stream.is_some() {
+        format!("{label} {}", spec.workload.name())
+    } else {
+        format!(
+            "{label} {} {}",
+            spec.workload.name(),
+            spec.distribution.name()
+        )
+    };
     let mut r = measure(store, job, limit, &label, |t| {
         let mut rng = Rng::with_seed(seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let space_for_chooser = KeySpace::new(chooser_items.max(1), store.space.key_size()).ok();
@@ -519,16 +523,20 @@ fn new_hist() -> Histogram<u64> {
 
 /// A progress bar on a terminal, nothing otherwise.
 fn progress(limit: Limit, label: &str) -> ProgressBar {
-    let (len, unit) = match limit {
-        Limit::Ops(n) => (n, "ops"),
-        Limit::Seconds(s) => ((s * 10.0) as u64, "s/10"),
+    let (len, template) = match limit {
+        Limit::Ops(n) => (
+            n,
+            "{msg:30} [{bar:30}] {human_pos}/{human_len} ops  {elapsed} eta {eta}".to_string(),
+        ),
+        Limit::Seconds(s) => (
+            (s * 10.0) as u64,
+            format!("{{msg:30}} [{{bar:30}}] {{elapsed}} of {s:.0}s"),
+        ),
     };
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() {
         pb.set_draw_target(ProgressDrawTarget::hidden());
     }
-    let template =
-        format!("{{msg:28}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}}");
     if let Ok(style) = ProgressStyle::with_template(&template) {
         pb.set_style(style.progress_chars("=> "));
     }

@@ -126,9 +126,16 @@ pub fn write_plots(dir: &Path, results: &[RunResult], tag: &str) -> Result<Vec<S
             .iter()
             .filter(|r| &r.workload == w && &r.distribution == d)
             .map(|r| {
+                // The last second is usually partial; leave it out of the plot.
+                let full = r
+                    .timeline
+                    .len()
+                    .saturating_sub(1)
+                    .max(1)
+                    .min(r.timeline.len());
                 (
                     r.engine.clone(),
-                    r.timeline.iter().map(|&v| v as f64).collect(),
+                    r.timeline[..full].iter().map(|&v| v as f64).collect(),
                 )
             })
             .collect();

@@ -12,6 +12,16 @@ const COLORS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 ];
 
+/// Each engine keeps its colour in every plot, whichever engines a plot shows.
+fn color(name: &str, index: usize) -> &'static str {
+    match name {
+        "evendb" => COLORS[0],
+        "rocksdb" => COLORS[1],
+        "fjall" => COLORS[2],
+        _ => COLORS[3 + index % (COLORS.len() - 3)],
+    }
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -78,7 +88,7 @@ fn legend(out: &mut String, names: &[String]) {
             out,
             r#"<rect x="{x}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>"#,
             y - 10.0,
-            COLORS[i % COLORS.len()],
+            color(name, i),
             x + 18.0,
             y,
             escape(name)
@@ -121,7 +131,7 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
         H - 40.0,
         escape(x_label)
     );
-    for (i, (_, values)) in series.iter().enumerate() {
+    for (i, (name, values)) in series.iter().enumerate() {
         let points: Vec<String> = values
             .iter()
             .enumerate()
@@ -134,7 +144,7 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[(String, Vec<f
         let _ = writeln!(
             out,
             r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
-            COLORS[i % COLORS.len()],
+            color(name, i),
             points.join(" ")
         );
     }
@@ -178,7 +188,7 @@ pub fn bars(
                 TOP + plot_h - h,
                 bar_w,
                 h,
-                COLORS[s % COLORS.len()],
+                color(&series[s], s),
                 escape(&series[s]),
                 v
             );
