@@ -83,7 +83,13 @@ struct Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        self.inner.shutdown.store(true, Ordering::Release);
+        // Set the flag under each waiter's mutex, so a thread between its
+        // check of the flag and its wait cannot miss the notification.
+        {
+            let _q = self.inner.queue.lock();
+            let _s = self.inner.stop_lock.lock();
+            self.inner.shutdown.store(true, Ordering::Release);
+        }
         self.inner.queue_cv.notify_all();
         self.inner.stop_cv.notify_all();
         for t in self.threads.lock().drain(..) {
@@ -287,15 +293,18 @@ impl Db {
     /// ```
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
         stats::add(&self.inner.counters.scans, 1);
-        let snap = SnapshotGuard::new(self.inner.clone());
+        let (lo, hi) = crate::scan::announced_range(&range);
+        let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
         Scan::new(Arc::new(snap), &range)
     }
 
     /// Key-value pairs whose keys start with `prefix`, in key order.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
         stats::add(&self.inner.counters.scans, 1);
-        let snap = SnapshotGuard::new(self.inner.clone());
-        Scan::prefix(Arc::new(snap), prefix.as_ref())
+        let p = prefix.as_ref();
+        let hi = crate::scan::prefix_end(p);
+        let snap = SnapshotGuard::new(self.inner.clone(), p, hi.as_deref());
+        Scan::prefix(Arc::new(snap), p)
     }
 
     /// A consistent read view of the store as of now. Cheap; it keeps the
@@ -312,7 +321,7 @@ impl Db {
     /// # Ok::<(), evendb::Error>(())
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone())))
+        Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone(), &[], None)))
     }
 
     /// Makes every put completed before the call durable.
@@ -441,7 +450,7 @@ impl DbInner {
                 return Err(Error::InvalidArgument("store has no chunks".into()));
             };
             self.ensure_open(&chunk)?;
-            let ticket = self.versions.begin_put();
+            let ticket = self.versions.begin_put(key);
             let mut st = chunk.state.write();
             if chunk.is_retired() {
                 continue;

@@ -21,8 +21,9 @@ pub(crate) struct SnapshotGuard {
 }
 
 impl SnapshotGuard {
-    pub fn new(inner: Arc<DbInner>) -> Self {
-        let version = inner.versions.acquire_snapshot();
+    /// A snapshot for reads of `[lo, hi)` (`hi = None`: unbounded).
+    pub fn new(inner: Arc<DbInner>, lo: &[u8], hi: Option<&[u8]>) -> Self {
+        let version = inner.versions.acquire_snapshot(lo, hi);
         SnapshotGuard { inner, version }
     }
 }
@@ -105,8 +106,25 @@ fn owned(b: Bound<&impl AsRef<[u8]>>) -> Bound<Vec<u8>> {
     }
 }
 
+/// The range a scan announces in the pending-operations array: `[lo, hi)`
+/// covering `range` (a superset is fine; it only widens what it waits for).
+pub(crate) fn announced_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
+    range: &R,
+) -> (Vec<u8>, Option<Vec<u8>>) {
+    let lo = match range.start_bound() {
+        Bound::Included(k) | Bound::Excluded(k) => k.as_ref().to_vec(),
+        Bound::Unbounded => Vec::new(),
+    };
+    let hi = match range.end_bound() {
+        Bound::Included(k) => Some([k.as_ref(), &[0u8]].concat()),
+        Bound::Excluded(k) => Some(k.as_ref().to_vec()),
+        Bound::Unbounded => None,
+    };
+    (lo, hi)
+}
+
 /// The smallest key greater than every key starting with `prefix`, if any.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < 0xFF {

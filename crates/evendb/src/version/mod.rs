@@ -7,16 +7,24 @@
 //! it and read only versions at or below the value they got.
 //!
 //! Invariants:
-//! - `gv` only grows. A put holds `gate` shared from reading `gv` until its
-//!   entry is in the chunk; a snapshot holds `gate` exclusively while it
-//!   increments `gv`. So when a snapshot gets version `s`, every put that read
-//!   a version `<= s` has completed, and every later put reads `> s`.
-//! - A snapshot's version is registered in `snapshots` inside the same
-//!   critical section (registry mutex held) as the increment, and
-//!   [`Versions::oldest_needed`] reads `gv` under that mutex, so a rebuild
-//!   never misses a snapshot that is being taken.
+//! - `gv` only grows. A put announces its key in the pending-operations
+//!   array (`pending`), then reads `gv`, then writes; a snapshot announces
+//!   its range, increments `gv`, and waits for the announced puts in its
+//!   range that may fall at or below its version (see `pending`). So when a
+//!   snapshot reads, every put with a version `<= s` in its range has
+//!   completed, and every later put has a version `> s`.
+//! - A snapshot registers its version in `snapshots` before it clears its
+//!   announcement, and [`Versions::oldest_needed`] reads `gv`, then the
+//!   announced scans, then the registry, so a rebuild never misses a
+//!   snapshot being taken.
+//! - `gate` is taken shared by every put for its whole duration and
+//!   exclusively only by [`Versions::pause_puts`] (backup), which needs all
+//!   puts stopped.
+
+mod pending;
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use pending::{Announced, Op, PendingOps};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -40,13 +48,15 @@ pub(crate) fn epoch_of(version: u64) -> u64 {
 pub(crate) struct Versions {
     gv: AtomicU64,
     gate: RwLock<()>,
+    pending: PendingOps,
     /// Active snapshot versions with their reference counts.
     snapshots: Mutex<BTreeMap<u64, usize>>,
 }
 
-/// Held by a put from reading GV until its entry is visible.
+/// Held by a put from announcing its key until its entry is visible.
 pub(crate) struct PutTicket<'a> {
     pub version: u64,
+    _announced: Announced,
     _gate: RwLockReadGuard<'a, ()>,
 }
 
@@ -55,16 +65,24 @@ impl Versions {
         Versions {
             gv: AtomicU64::new(first_version(epoch)),
             gate: RwLock::new(()),
+            pending: PendingOps::new(),
             snapshots: Mutex::new(BTreeMap::new()),
         }
     }
 
-    /// Starts a put: the version it writes with, and the gate held until the
-    /// ticket is dropped.
-    pub fn begin_put(&self) -> PutTicket<'_> {
-        let gate = self.gate.read();
+    /// Starts a put of `key`: announces it, reads the version it writes
+    /// with. The announcement lasts until the ticket is dropped.
+    pub fn begin_put(&self, key: &[u8]) -> PutTicket<'_> {
+        let gate = self.gate.read_recursive();
+        let announced = self.pending.announce(Op::Put {
+            key: key.to_vec(),
+            version: None,
+        });
+        let version = self.gv.load(Ordering::SeqCst);
+        announced.set_version(version);
         PutTicket {
-            version: self.gv.load(Ordering::Acquire),
+            version,
+            _announced: announced,
             _gate: gate,
         }
     }
@@ -74,13 +92,19 @@ impl Versions {
         self.gate.write()
     }
 
-    /// Takes and registers a snapshot version; release it with
-    /// [`Versions::release`].
-    pub fn acquire_snapshot(&self) -> u64 {
-        let _gate = self.gate.write();
-        let mut snaps = self.snapshots.lock();
-        let v = self.gv.fetch_add(1, Ordering::AcqRel);
-        *snaps.entry(v).or_insert(0) += 1;
+    /// Takes and registers a snapshot version for reads of `[lo, hi)`;
+    /// release it with [`Versions::release`].
+    pub fn acquire_snapshot(&self, lo: &[u8], hi: Option<&[u8]>) -> u64 {
+        let announced = self.pending.announce(Op::Scan {
+            lo: lo.to_vec(),
+            hi: hi.map(<[u8]>::to_vec),
+            version: None,
+        });
+        let v = self.gv.fetch_add(1, Ordering::SeqCst);
+        announced.set_version(v);
+        self.pending.wait_for_puts(lo, hi, v);
+        *self.snapshots.lock().entry(v).or_insert(0) += 1;
+        drop(announced);
         v
     }
 
@@ -97,9 +121,10 @@ impl Versions {
     /// The oldest version any reader may still need: a rebuild keeps, for
     /// each key, the newest entry at or below it and every newer entry.
     pub fn oldest_needed(&self) -> u64 {
-        let snaps = self.snapshots.lock();
-        let gv = self.gv.load(Ordering::Acquire);
-        snaps.keys().next().map_or(gv, |&s| s.min(gv))
+        let gv = self.gv.load(Ordering::SeqCst);
+        let scanning = self.pending.oldest_scan().unwrap_or(gv);
+        let registered = self.snapshots.lock().keys().next().copied().unwrap_or(gv);
+        gv.min(scanning).min(registered)
     }
 
     pub fn active_snapshots(&self) -> usize {
@@ -125,9 +150,9 @@ mod tests {
     #[test]
     fn snapshot_sees_puts_that_read_gv_before_it() {
         let v = Versions::new(1);
-        let put = v.begin_put().version;
-        let snap = v.acquire_snapshot();
-        let later = v.begin_put().version;
+        let put = v.begin_put(b"k").version;
+        let snap = v.acquire_snapshot(b"", None);
+        let later = v.begin_put(b"k").version;
         assert!(put <= snap && later > snap);
         assert_eq!(v.oldest_needed(), snap);
         v.release(snap);
