@@ -142,7 +142,7 @@ impl Db {
         let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         let has_manifest = names.iter().any(|n| n == MANIFEST);
         let own = |n: &String| n == LOCK_FILE || n == MANIFEST_TMP || is_engine_file(n).is_some();
-        if !has_manifest && !names.iter().all(own) {
+        if !has_manifest && (!opts.create_if_missing || !names.iter().all(own)) {
             return Err(Error::NotAStore(dir.to_path_buf()));
         }
         let lock = st

@@ -42,9 +42,9 @@ pub enum Error {
     #[error("the store at {0} is locked by another open handle; close it first")]
     Locked(PathBuf),
 
-    /// The directory exists and is not empty, but holds no evendb store.
-    /// Nothing in it was touched.
-    #[error("{0} is not an evendb store (no MANIFEST) and is not empty; refusing to touch it")]
+    /// The directory holds no evendb store and either holds other files or
+    /// `create_if_missing` is off. Nothing in it was touched.
+    #[error("{0} holds no evendb store (no MANIFEST); refusing to touch it (pass create_if_missing to create one in an empty directory)")]
     NotAStore(PathBuf),
 
     /// The store was written by a newer format version than this build reads.

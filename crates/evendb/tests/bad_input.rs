@@ -237,3 +237,17 @@ fn every_byte_flip_is_detected_or_harmless() {
     assert_eq!(detected, flips, "every byte of these files is checksummed");
     assert!(Path::new(&dir).is_absolute());
 }
+
+#[test]
+fn opening_an_empty_directory_without_create_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = evendb::Options::default()
+        .create_if_missing(false)
+        .open(dir.path());
+    assert!(matches!(r, Err(Error::NotAStore(_))), "{r:?}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no LOCK left behind"
+    );
+}
