@@ -35,10 +35,10 @@ impl Usage {
             }
         }
         let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // getrusage only writes into the struct we own; zeroed is a valid rusage.
         #[allow(unsafe_code)]
+        // SAFETY: `ru` points to writable memory of the right type and size;
+        // getrusage only writes into it, and zeroed is a valid rusage.
         let ru = unsafe {
-            // SAFETY: `ru` points to writable memory of the right type and size.
             libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
             ru.assume_init()
         };
