@@ -306,14 +306,7 @@ fn single(args: &Args) -> Result<()> {
         println!("\nmemory: {}", report.provenance.memory_limit_note);
     }
     write_outputs(args, &report, &report.results)?;
-    if !report.failures.is_empty() {
-        bail!(
-            "{} engine job(s) failed: {}",
-            report.failures.len(),
-            report.failures.join("; ")
-        );
-    }
-    Ok(())
+    report.check_failures()
 }
 
 fn write_outputs(args: &Args, report: &Report, results: &[RunResult]) -> Result<()> {

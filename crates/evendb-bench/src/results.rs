@@ -144,3 +144,18 @@ pub struct Report {
     /// Engines that failed, with the reason.
     pub failures: Vec<String>,
 }
+
+impl Report {
+    /// An error naming every engine job that failed, if any did; the
+    /// results of the others are already written by then.
+    pub fn check_failures(&self) -> anyhow::Result<()> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "{} engine job(s) failed: {}",
+            self.failures.len(),
+            self.failures.join("; ")
+        )
+    }
+}

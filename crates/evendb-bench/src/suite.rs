@@ -170,12 +170,5 @@ pub fn run(args: &Args, name: &str) -> Result<()> {
         elapsed,
         out.join("report.md").display()
     );
-    if !report.failures.is_empty() {
-        bail!(
-            "{} engine job(s) failed: {}",
-            report.failures.len(),
-            report.failures.join("; ")
-        );
-    }
-    Ok(())
+    report.check_failures()
 }

@@ -2,14 +2,14 @@
 //!
 //! Only `put` and `load` may create a store. Every other command opens with
 //! `create_if_missing(false)` after checking, without touching anything,
-//! that the path holds a store: the engine, given an empty directory and
-//! `create_if_missing(false)`, leaves a `LOCK` file behind before refusing.
+//! that the path holds a store, so the tool can name the exact problem
+//! (missing directory, empty directory, foreign files) before the engine
+//! refuses.
 //!
 //! The tool runs no maintenance thread (`maintenance_threads(0)`): a put that
 //! fills a chunk's log rebuilds the chunk before it returns. A one-shot
-//! command gains nothing from background rebuilds, and closing a store whose
-//! maintenance thread has just started can hang (the thread may miss the
-//! shutdown wake-up), which would leave a short command stuck at exit.
+//! command gains nothing from background rebuilds and exits sooner without
+//! a thread to start and stop.
 
 use crate::failure::{Failure, Outcome};
 use evendb::{Db, Options};

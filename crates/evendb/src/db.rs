@@ -104,7 +104,8 @@ impl Drop for Owner {
     }
 }
 
-fn is_engine_file(name: &str) -> Option<u64> {
+/// The file number of an engine-named file (`NNNNNN.tbl`, `NNNNNN.log`).
+pub(crate) fn is_engine_file(name: &str) -> Option<u64> {
     let (stem, ext) = name.split_once('.')?;
     if (ext == "tbl" || ext == "log")
         && !stem.is_empty()
@@ -472,7 +473,10 @@ impl DbInner {
             stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
             let user = key.len() + value.map_or(0, <[u8]>::len);
             stats::add(&c.user_bytes_written, user as u64);
-            stats::add(&c.log_bytes_written, (user + 36) as u64);
+            stats::add(
+                &c.log_bytes_written,
+                (user + crate::funk::log::format::HEADER_LEN) as u64,
+            );
             if self.opts.durability == Durability::Sync {
                 match segment.sync_to(end) {
                     Ok(true) => stats::add(&c.log_syncs, 1),
@@ -507,12 +511,13 @@ impl DbInner {
             let Some((chunk, _)) = list.find(key) else {
                 return Ok(None);
             };
-            self.ensure_open(&chunk)?;
             let st = chunk.state.read();
             if chunk.is_retired() {
                 continue;
             }
             let Some(funk) = st.funk.as_ref() else {
+                drop(st);
+                self.ensure_open(&chunk)?;
                 continue;
             };
             return Ok(funk.get(key, version)?.and_then(|e| e.value));

@@ -101,11 +101,8 @@ fn verify(inner: &DbInner) -> Result<IntegrityReport> {
     }
     let live: HashSet<u64> = manifest.live_files().collect();
     for name in st.list(dir).map_err(|e| Error::io(dir, e))? {
-        if let Some((stem, ext)) = name.split_once('.') {
-            let engine = (ext == "tbl" || ext == "log") && stem.bytes().all(|b| b.is_ascii_digit());
-            if engine && stem.parse().is_ok_and(|n: u64| !live.contains(&n)) {
-                r.orphans.push(name);
-            }
+        if crate::db::is_engine_file(&name).is_some_and(|n| !live.contains(&n)) {
+            r.orphans.push(name);
         }
     }
     Ok(r)

@@ -188,12 +188,13 @@ impl Scan {
                 self.done = true;
                 break;
             };
-            inner.ensure_open(&chunk)?;
             let st = chunk.state.read();
             if chunk.is_retired() {
                 continue;
             }
             let Some(funk) = st.funk.as_ref() else {
+                drop(st);
+                inner.ensure_open(&chunk)?;
                 continue;
             };
             let mut last_key = None;
