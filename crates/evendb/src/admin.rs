@@ -31,6 +31,14 @@ pub struct ChunkInfo {
     pub log_segments: usize,
     /// Largest version in the table, if open.
     pub max_version: Option<u64>,
+    /// Memory of the chunk's munk, if it has one.
+    pub munk_bytes: Option<u64>,
+    /// Keys in the chunk's munk, if it has one.
+    pub munk_keys: Option<u64>,
+    /// Memory of the Bloom filters over the chunk's log parts.
+    pub filter_bytes: u64,
+    /// Recent accesses (the munk cache's measure of popularity).
+    pub heat: u32,
 }
 
 impl Db {
@@ -40,50 +48,61 @@ impl Db {
     /// # Errors
     /// I/O errors reading file sizes.
     pub fn chunks(&self) -> Result<Vec<ChunkInfo>> {
-        let list = self.inner.chunk_list();
+        let idx = self.inner.index.load();
         let st = self.inner.storage.as_ref();
         let dir = &self.inner.dir;
-        let mut out = Vec::with_capacity(list.chunks.len());
-        for (i, c) in list.chunks.iter().enumerate() {
-            let end_key = list.chunks.get(i + 1).map(|n| n.min_key.clone());
-            let state = c.state.read();
-            let info = match state.funk.as_ref() {
+        let mut out = Vec::with_capacity(idx.chunks.len());
+        for c in &idx.chunks {
+            let munk = c.munk();
+            let (munk_bytes, munk_keys) = munk.as_ref().map_or((None, None), |m| {
+                (Some(m.bytes()), Some(m.entries().len() as u64))
+            });
+            let info = match c.funk() {
                 Some(f) => ChunkInfo {
                     id: c.id,
                     min_key: c.min_key.clone(),
-                    end_key,
+                    end_key: c.end_key.clone(),
                     open: true,
                     table_bytes: f.table.as_ref().map_or(0, |t| t.file_size),
                     table_entries: f.table.as_ref().map(|t| t.footer.entry_count),
-                    log_bytes: f.log_bytes,
-                    log_segments: f.logs.len(),
+                    log_bytes: f.log_bytes(),
+                    log_segments: f.logs().count(),
                     max_version: f.table.as_ref().map(|t| t.footer.max_version),
+                    munk_bytes,
+                    munk_keys,
+                    filter_bytes: f.logs().map(|l| l.filter_bytes()).sum(),
+                    heat: c.heat.load(std::sync::atomic::Ordering::Relaxed),
                 },
                 None => {
+                    let files = c.files.lock().clone();
                     let size = |name: String| -> Result<u64> {
                         let p = dir.join(name);
                         st.open(&p)
                             .and_then(|f| f.len())
                             .map_err(|e| Error::io(&p, e))
                     };
-                    let table_bytes = match state.files.table {
+                    let table_bytes = match files.table {
                         Some(n) => size(TableWriter::file_name(n))?,
                         None => 0,
                     };
                     let mut log_bytes = 0;
-                    for &n in &state.files.logs {
+                    for &n in &files.logs {
                         log_bytes += size(LogSegment::file_name(n))?;
                     }
                     ChunkInfo {
                         id: c.id,
                         min_key: c.min_key.clone(),
-                        end_key,
+                        end_key: c.end_key.clone(),
                         open: false,
                         table_bytes,
                         table_entries: None,
                         log_bytes,
-                        log_segments: state.files.logs.len(),
+                        log_segments: files.logs.len(),
                         max_version: None,
+                        munk_bytes,
+                        munk_keys,
+                        filter_bytes: 0,
+                        heat: c.heat.load(std::sync::atomic::Ordering::Relaxed),
                     }
                 }
             };
@@ -128,7 +147,6 @@ impl Db {
         // manifest, an open handle and a length for every file.
         let (manifest, files) = {
             let _no_puts = inner.versions.pause_puts();
-            inner.flush_buffers()?;
             let published = inner.published.lock();
             let manifest: Manifest = published.manifest.clone();
             let mut files: Vec<(String, Arc<dyn StorageFile>, u64)> = Vec::new();

@@ -1,15 +1,20 @@
 //! One conformance harness for every ordered source: the table reader, log
-//! replay, a funk merging both, and the whole `Db`. Each source is loaded
+//! replay, a funk merging both, a munk (built from a funk, then taking puts),
+//! and the whole `Db` (with and without munks). Each source is loaded
 //! with the same writes (several versions per key, tombstones) and must
 //! answer the same seeks and gets as a `BTreeMap` model.
 
+use crate::cache::budget::MemoryBudget;
 use crate::entry::Entry;
-use crate::funk::log::LogSegment;
+use crate::funk::log::{LogConfig, LogSegment};
 use crate::funk::table::{TableReader, TableWriter};
-use crate::funk::{Funk, FunkFiles};
+use crate::funk::{FileSource, Funk, FunkFiles, OpenFiles, ReadView};
+use crate::munk::{Munk, MunkEntry, Version};
+use crate::recovery::RecoveryTable;
 use crate::vfs::{MemFs, Storage};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -122,27 +127,62 @@ fn write_table(fs: &MemFs, number: u64, entries: &[Entry]) -> Arc<TableReader> {
     Arc::new(TableReader::open(fs, Path::new(DIR), number).unwrap())
 }
 
+fn log_config() -> LogConfig {
+    LogConfig {
+        // Small parts, so a log spans many filters.
+        part_bytes: 512,
+        budget: Arc::new(MemoryBudget::new(1 << 30)),
+    }
+}
+
+/// Appends `entries` to a new segment; counters come from the segment
+/// (increasing in write order, as in the engine).
 fn write_log(fs: &MemFs, number: u64, entries: &[Entry]) {
-    let log = LogSegment::create(fs, Path::new(DIR), number).unwrap();
+    let log = LogSegment::create(fs, Path::new(DIR), number, &log_config()).unwrap();
+    let counter = AtomicU64::new(entries.first().map_or(0, |e| e.counter));
     for e in entries {
-        log.append(&e.key, e.value.as_deref(), e.version, e.counter)
+        log.append(&e.key, e.value.as_deref(), e.version, &counter)
             .unwrap();
     }
     log.sync_all().unwrap();
 }
 
+fn open_funk(fs: &MemFs, files: &FunkFiles) -> Funk {
+    let (config, registry) = (log_config(), OpenFiles::default());
+    let src = FileSource {
+        storage: fs,
+        dir: Path::new(DIR),
+        log_config: &config,
+        open_files: &registry,
+        budget: &config.budget,
+    };
+    Funk::open(&src, files).unwrap().0
+}
+
 fn funk_seek(funk: &Funk, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
-    for g in funk.key_groups(from, 0..funk.logs.len()) {
-        let (key, cands) = g.unwrap();
-        let value = match cands.into_iter().next() {
-            Some(crate::funk::Candidate::Table(e)) => e.value,
-            Some(crate::funk::Candidate::Log(r)) => funk.read_log(&r).unwrap(),
-            None => None,
-        };
-        if let Some(v) = value {
+    let recovery = RecoveryTable::default();
+    for g in funk.key_groups(from, None, None, &recovery).unwrap() {
+        let (key, versions) = g.unwrap();
+        if let Some(v) = versions.into_iter().next().and_then(|e| e.value) {
             out.push((key, v));
         }
+    }
+    out
+}
+
+fn munk_seek(munk: &Munk, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut i = munk.seek(from);
+    while let Some((cell, next)) = munk.at(i) {
+        let value = cell
+            .head()
+            .and_then(|h| h.visible(u64::MAX))
+            .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+        if let Some(v) = value {
+            out.push((cell.key.to_vec(), v));
+        }
+        i = next;
     }
     out
 }
@@ -157,7 +197,7 @@ fn table_reader_conforms() {
             newest(table.iter_from(from).map(Result::unwrap))
         });
         for p in probes() {
-            let got = table.get(&p, u64::MAX).unwrap().and_then(|e| e.value);
+            let got = table.get(&p, &|_| true).unwrap().and_then(|e| e.value);
             assert_eq!(got.as_ref(), model.get(&p), "table get {p:?}");
         }
     }
@@ -169,18 +209,16 @@ fn log_replay_conforms() {
         let (w, model) = writes(seed);
         let fs = fs();
         write_log(&fs, 1, &w);
-        let replay = LogSegment::open(&fs, Path::new(DIR), 1).unwrap();
-        let entries: Vec<Entry> = replay
+        let replay = LogSegment::open(&fs, Path::new(DIR), 1, &log_config()).unwrap();
+        let image = replay.segment.image(u64::MAX).unwrap();
+        let entries: Vec<Entry> = image
             .records
             .iter()
-            .map(|(_, ptr)| {
-                let (key, value) = replay.segment.read_record(ptr).unwrap();
-                Entry {
-                    key,
-                    value,
-                    version: ptr.version,
-                    counter: ptr.counter,
-                }
+            .map(|r| Entry {
+                key: image.key(r).to_vec(),
+                value: image.value(r).map(<[u8]>::to_vec),
+                version: r.version,
+                counter: r.counter,
             })
             .collect();
         let entries = sorted(entries);
@@ -198,19 +236,67 @@ fn funk_of_table_and_log_conforms() {
         let fs = fs();
         write_table(&fs, 1, &sorted(older.to_vec()));
         write_log(&fs, 2, newer);
-        let funk = Funk::open(
+        let funk = open_funk(
             &fs,
-            Path::new(DIR),
             &FunkFiles {
                 table: Some(1),
                 logs: vec![2],
             },
-        )
-        .unwrap();
+        );
         check("funk", &model, &|from| funk_seek(&funk, from));
+        let recovery = RecoveryTable::default();
+        let view = ReadView {
+            max_version: u64::MAX,
+            recovery: &recovery,
+        };
         for p in probes() {
-            let got = funk.get(&p, u64::MAX).unwrap().and_then(|e| e.value);
+            let got = funk.get(&p, view).unwrap().0.and_then(|e| e.value);
             assert_eq!(got.as_ref(), model.get(&p), "funk get {p:?}");
+        }
+    }
+}
+
+#[test]
+fn munk_loaded_from_a_funk_then_written_conforms() {
+    for seed in 0..20 {
+        let (w, model) = writes(seed);
+        // The first half on disk (table and log), loaded into a munk; the
+        // second half put into the munk, as puts would.
+        let (disk, puts) = w.split_at(w.len() / 2);
+        let (older, newer) = disk.split_at(disk.len() / 2);
+        let fs = fs();
+        write_table(&fs, 1, &sorted(older.to_vec()));
+        write_log(&fs, 2, newer);
+        let funk = open_funk(
+            &fs,
+            &FunkFiles {
+                table: Some(1),
+                logs: vec![2],
+            },
+        );
+        let recovery = RecoveryTable::default();
+        let mut entries = Vec::new();
+        for g in funk.key_groups(&[], None, None, &recovery).unwrap() {
+            let (key, versions) = g.unwrap();
+            entries.extend(MunkEntry::from_versions(&key, versions, 0));
+        }
+        let budget = Arc::new(MemoryBudget::new(1 << 30));
+        let munk = Munk::build(entries, puts.len(), &budget, false).unwrap();
+        for e in puts {
+            let len = e.value.as_ref().map_or(0, Vec::len);
+            let res = match munk.reserve(&e.key, len, 0) {
+                Ok(r) => r,
+                Err(refusal) => panic!("munk refused a put: {refusal:?}"),
+            };
+            let node = Version::new(e.value.as_deref(), e.version, e.counter);
+            munk.insert(res, &e.key, node, 0);
+        }
+        check("munk", &model, &|from| munk_seek(&munk, from));
+        for p in probes() {
+            let got = munk
+                .get(&p, u64::MAX)
+                .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+            assert_eq!(got.as_ref(), model.get(&p), "munk get {p:?}");
         }
     }
 }
@@ -218,6 +304,16 @@ fn funk_of_table_and_log_conforms() {
 #[test]
 fn whole_db_conforms_across_chunk_boundaries() {
     for seed in 0..10 {
+        // With no memory for munks (all reads from disk), and with room for
+        // every chunk's munk.
+        for budget in [0, 64 << 20] {
+            whole_db(seed, budget);
+        }
+    }
+}
+
+fn whole_db(seed: u64, budget: u64) {
+    {
         let (w, model) = writes(seed);
         let fs = fs();
         let db = crate::Options::default()
@@ -226,6 +322,7 @@ fn whole_db_conforms_across_chunk_boundaries() {
             .max_log_size(1024)
             .block_size(256)
             .maintenance_threads(0)
+            .memory_budget(budget)
             .open("/db")
             .unwrap();
         for e in &w {
@@ -239,7 +336,8 @@ fn whole_db_conforms_across_chunk_boundaries() {
         // Chunk boundary keys are among the probes too.
         let bounds: Vec<Vec<u8>> = db
             .inner
-            .chunk_list()
+            .index
+            .load()
             .chunks
             .iter()
             .map(|c| c.min_key.clone())
@@ -259,6 +357,12 @@ fn whole_db_conforms_across_chunk_boundaries() {
         }
         for p in probes() {
             assert_eq!(db.get(&p).unwrap().as_ref(), model.get(&p), "db get {p:?}");
+        }
+        let s = db.stats();
+        if budget > 0 {
+            assert!(s.munks > 0 && s.gets_munk > 0, "munks must serve: {s:?}");
+        } else {
+            assert_eq!(s.munks, 0);
         }
     }
 }

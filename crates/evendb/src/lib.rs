@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod cache;
 mod chunk;
 mod codec;
 #[cfg(test)]
@@ -48,7 +49,9 @@ mod funk;
 mod integrity;
 mod maintenance;
 mod manifest;
+mod munk;
 mod options;
+mod recovery;
 mod scan;
 mod stats;
 mod version;

@@ -55,6 +55,9 @@ pub struct Options {
     pub(crate) block_size: usize,
     pub(crate) maintenance_threads: usize,
     pub(crate) create_if_missing: bool,
+    pub(crate) memory_budget: u64,
+    pub(crate) row_cache_share: f64,
+    pub(crate) log_parts: usize,
 }
 
 impl Default for Options {
@@ -65,10 +68,21 @@ impl Default for Options {
             max_chunk_size: 8 << 20,
             max_log_size: 2 << 20,
             block_size: 4096,
-            maintenance_threads: 1,
+            maintenance_threads: default_maintenance_threads(),
             create_if_missing: true,
+            memory_budget: 256 << 20,
+            row_cache_share: 0.25,
+            log_parts: 16,
         }
     }
+}
+
+/// Half the machine's cores, between 1 and 4: maintenance is mostly I/O and
+/// copying, and should not take the cores that serve requests.
+fn default_maintenance_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get() / 2)
+        .clamp(1, 4)
 }
 
 impl Options {
@@ -87,10 +101,12 @@ impl Options {
         self
     }
 
-    /// When a chunk's log passes this size, the chunk's table and log are
-    /// merged into a new table (a funk rebalance). Default 2 MiB. Larger
-    /// logs mean less rewriting (lower write amplification) and slower reads
-    /// of munk-less chunks.
+    /// When the log of a chunk without a munk passes this size, the chunk's
+    /// table and log are merged into a new table (a funk rebalance). Default
+    /// 2 MiB. Larger logs mean less rewriting (lower write amplification)
+    /// and slower reads of chunks that are not in memory. A chunk with a
+    /// munk lets its log grow to twice `max_chunk_size` before its table is
+    /// rewritten (from the munk): most of its compaction happens in memory.
     pub fn max_log_size(mut self, bytes: u64) -> Self {
         self.max_log_size = bytes;
         self
@@ -103,11 +119,30 @@ impl Options {
         self
     }
 
-    /// Background threads that rebuild chunks. Default 1. With 0, the put
-    /// that fills a log rebuilds its chunk itself before returning (useful
-    /// for deterministic tests).
+    /// Background threads for munk loads, rebalances, splits and merges.
+    /// Default: half the machine's cores, between 1 and 4. With 0, the
+    /// operation that needs the work does it before returning (useful for
+    /// deterministic tests and one-shot tools).
     pub fn maintenance_threads(mut self, n: usize) -> Self {
         self.maintenance_threads = n;
+        self
+    }
+
+    /// The memory the store may use for munks (in-memory chunks), the row
+    /// cache, Bloom filters and table indexes, all together. Default
+    /// 256 MiB. Hot key ranges are served from memory while they fit; the
+    /// rest is read from disk (and the OS page cache, which is not counted
+    /// here). [`Stats`](crate::Stats) reports the breakdown.
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.memory_budget = bytes;
+        self
+    }
+
+    /// The share of [`Options::memory_budget`] the row cache (hot single
+    /// keys of chunks without munks) may take, in `0.0..=0.9`. Default
+    /// 0.25; 0 disables the row cache.
+    pub fn row_cache_share(mut self, share: f64) -> Self {
+        self.row_cache_share = share;
         self
     }
 
@@ -135,6 +170,11 @@ impl Options {
         Db::open_with(path.as_ref(), self)
     }
 
+    /// The log size at which a chunk with a munk is rebuilt.
+    pub(crate) fn munk_log_limit(&self) -> u64 {
+        self.max_chunk_size.saturating_mul(2).max(self.max_log_size)
+    }
+
     fn validate(&self) -> Result<()> {
         if self.max_chunk_size < 4096 {
             return Err(Error::InvalidArgument(
@@ -149,6 +189,11 @@ impl Options {
         if !(256..=(16 << 20)).contains(&self.block_size) {
             return Err(Error::InvalidArgument(
                 "block_size must be in 256..=16 MiB".into(),
+            ));
+        }
+        if !(0.0..=0.9).contains(&self.row_cache_share) {
+            return Err(Error::InvalidArgument(
+                "row_cache_share must be in 0.0..=0.9".into(),
             ));
         }
         if let Durability::Buffered { sync_interval } = self.durability {

@@ -1,16 +1,15 @@
 //! Snapshots and scans.
 //!
-//! A scan reads at one snapshot version; it collects a batch of pairs from
-//! one chunk at a time under that chunk's read lock and resumes after the
-//! last key it returned. Versions at or below the snapshot never change
-//! (rebuilds keep what registered snapshots need), so batches read from
-//! different chunks, or from a chunk and its replacement, are consistent.
+//! A scan reads at one snapshot version, one chunk at a time. Versions at or
+//! below the snapshot never change (rebuilds keep what registered snapshots
+//! need), so what it reads from different chunks, or from a chunk and its
+//! replacement, is one consistent state.
 
 use crate::db::DbInner;
 use crate::error::Result;
-use crate::funk::Candidate;
+use crate::funk::KeyGroups;
+use crate::munk::Munk;
 use crate::stats;
-use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
@@ -59,7 +58,9 @@ impl Snapshot {
     /// As [`Db::get`](crate::Db::get).
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         stats::add(&self.guard.inner.counters.gets, 1);
-        self.guard.inner.get_at(key.as_ref(), self.guard.version)
+        self.guard
+            .inner
+            .get_at(key.as_ref(), Some(self.guard.version))
     }
 
     /// Pairs in `range` as of the snapshot, in key order.
@@ -78,13 +79,31 @@ impl Snapshot {
 /// An iterator over key-value pairs in key order, at one snapshot.
 ///
 /// Yields `Result`s: a read error ends the scan after being returned once.
+/// A scan takes no lock: it reads one chunk at a time, from the chunk's
+/// munk if it has one, else from its funk, and goes on to the chunk holding
+/// the end of the previous one's range. Versions a registered snapshot may
+/// read are never dropped, so chunks replaced while the scan runs (split,
+/// merged, rebalanced) still give the snapshot's data.
 pub struct Scan {
     snap: Arc<SnapshotGuard>,
+    /// Where the next chunk to read starts (the start bound at first).
     cursor: Bound<Vec<u8>>,
     end: Bound<Vec<u8>>,
-    buf: VecDeque<(Vec<u8>, Vec<u8>)>,
-    batch: usize,
+    source: Option<Source>,
     done: bool,
+}
+
+/// The chunk a scan is reading.
+enum Source {
+    Munk {
+        munk: Arc<Munk>,
+        next: u32,
+        end_key: Option<Vec<u8>>,
+    },
+    Funk {
+        groups: Box<KeyGroups>,
+        end_key: Option<Vec<u8>>,
+    },
 }
 
 impl std::fmt::Debug for Scan {
@@ -94,9 +113,6 @@ impl std::fmt::Debug for Scan {
             .finish()
     }
 }
-
-const FIRST_BATCH: usize = 16;
-const MAX_BATCH: usize = 1024;
 
 fn owned(b: Bound<&impl AsRef<[u8]>>) -> Bound<Vec<u8>> {
     match b {
@@ -144,8 +160,7 @@ impl Scan {
             snap,
             cursor: owned(range.start_bound()),
             end: owned(range.end_bound()),
-            buf: VecDeque::new(),
-            batch: FIRST_BATCH,
+            source: None,
             done: false,
         }
     }
@@ -156,8 +171,7 @@ impl Scan {
             snap,
             cursor: Bound::Included(prefix.to_vec()),
             end,
-            buf: VecDeque::new(),
-            batch: FIRST_BATCH,
+            source: None,
             done: false,
         }
     }
@@ -170,78 +184,127 @@ impl Scan {
         }
     }
 
-    /// Fills `buf` with the next batch; sets `done` at the end of the range.
-    fn refill(&mut self) -> Result<()> {
+    fn after_start(&self, key: &[u8]) -> bool {
+        match &self.cursor {
+            Bound::Included(s) => key >= s.as_slice(),
+            Bound::Excluded(s) => key > s.as_slice(),
+            Bound::Unbounded => true,
+        }
+    }
+
+    /// Opens the chunk holding the cursor.
+    fn open_source(&mut self) -> Result<()> {
         let inner = self.snap.inner.clone();
+        let from: Vec<u8> = match &self.cursor {
+            Bound::Included(k) | Bound::Excluded(k) => k.clone(),
+            Bound::Unbounded => Vec::new(),
+        };
+        if !matches!(self.cursor, Bound::Unbounded) && !self.before_end(&from) {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk = inner.chunk_for(&from)?;
+        inner.touch(&chunk);
+        let end_key = chunk.end_key.clone();
+        if let Some(munk) = chunk.munk() {
+            stats::add(&inner.counters.scan_chunks_munk, 1);
+            let next = munk.seek(&from);
+            self.source = Some(Source::Munk {
+                munk,
+                next,
+                end_key,
+            });
+            return Ok(());
+        }
+        stats::add(&inner.counters.scan_chunks_funk, 1);
+        let funk = inner.open_funk(&chunk)?;
+        let to = match (&self.end, &end_key) {
+            (Bound::Excluded(e), Some(k)) => Some(e.clone().min(k.clone())),
+            (Bound::Excluded(e), None) => Some(e.clone()),
+            (_, k) => k.clone(),
+        };
+        let groups = funk.key_groups(&from, to.as_deref(), None, &inner.recovery)?;
+        self.source = Some(Source::Funk {
+            groups: Box::new(groups),
+            end_key,
+        });
+        inner.wants_munk(&chunk)?;
+        Ok(())
+    }
+
+    /// The next pair from the current chunk, or `None` when it is used up.
+    fn next_in_source(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let version = self.snap.version;
-        while self.buf.is_empty() && !self.done {
-            let from: Vec<u8> = match &self.cursor {
-                Bound::Included(k) | Bound::Excluded(k) => k.clone(),
-                Bound::Unbounded => Vec::new(),
+        loop {
+            let (key, value, end_key) = match self.source.as_mut() {
+                None => return Ok(None),
+                Some(Source::Munk {
+                    munk,
+                    next,
+                    end_key,
+                }) => {
+                    let Some((cell, after)) = munk.at(*next) else {
+                        return Ok(None);
+                    };
+                    *next = after;
+                    let value = cell
+                        .head()
+                        .and_then(|h| h.visible(version))
+                        .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+                    (cell.key.to_vec(), value, end_key.clone())
+                }
+                Some(Source::Funk { groups, end_key }) => {
+                    let Some(group) = groups.next() else {
+                        return Ok(None);
+                    };
+                    let (key, versions) = group?;
+                    let value = versions
+                        .into_iter()
+                        .find(|e| e.version <= version)
+                        .and_then(|e| e.value);
+                    (key, value, end_key.clone())
+                }
             };
-            if !self.before_end(&from) && !matches!(self.cursor, Bound::Unbounded) {
-                self.done = true;
-                break;
+            if end_key.as_ref().is_some_and(|e| key >= *e) {
+                return Ok(None);
             }
-            let list = inner.chunk_list();
-            let Some((chunk, upper)) = list.find(&from) else {
+            if !self.before_end(&key) {
                 self.done = true;
-                break;
-            };
-            let st = chunk.state.read();
-            if chunk.is_retired() {
+                return Ok(None);
+            }
+            if !self.after_start(&key) {
                 continue;
             }
-            let Some(funk) = st.funk.as_ref() else {
-                drop(st);
-                inner.ensure_open(&chunk)?;
-                continue;
-            };
-            let mut last_key = None;
-            let mut chunk_exhausted = true;
-            for group in funk.key_groups(&from, 0..funk.logs.len()) {
-                let (key, candidates) = group?;
-                if matches!(&self.cursor, Bound::Excluded(k) if *k == key) {
-                    continue;
-                }
-                if upper.as_ref().is_some_and(|u| key >= *u) {
-                    break;
-                }
-                if !self.before_end(&key) {
-                    self.done = true;
-                    chunk_exhausted = false;
-                    break;
-                }
-                let visible = candidates.into_iter().find(|c| c.stamp().0 <= version);
-                let value = match visible {
-                    Some(Candidate::Table(e)) => e.value,
-                    Some(Candidate::Log(r)) => funk.read_log(&r)?,
-                    None => None,
-                };
-                if let Some(v) = value {
-                    self.buf.push_back((key.clone(), v));
-                }
-                last_key = Some(key);
-                if self.buf.len() >= self.batch {
-                    chunk_exhausted = false;
-                    break;
-                }
+            if let Some(v) = value {
+                return Ok(Some((key, v)));
             }
-            drop(st);
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        while !self.done {
+            if self.source.is_none() {
+                self.open_source()?;
+                continue;
+            }
+            if let Some(kv) = self.next_in_source()? {
+                return Ok(Some(kv));
+            }
             if self.done {
                 break;
             }
-            if chunk_exhausted {
-                match upper {
-                    Some(u) => self.cursor = Bound::Included(u),
-                    None => self.done = true,
+            // The chunk is used up: go on from the end of its range.
+            match self.source.take() {
+                Some(Source::Munk { end_key, .. }) | Some(Source::Funk { end_key, .. }) => {
+                    match end_key {
+                        Some(k) => self.cursor = Bound::Included(k),
+                        None => self.done = true,
+                    }
                 }
-            } else if let Some(k) = last_key {
-                self.cursor = Bound::Excluded(k);
+                None => self.done = true,
             }
         }
-        self.batch = (self.batch * 2).min(MAX_BATCH);
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -249,14 +312,15 @@ impl Iterator for Scan {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.buf.is_empty() && !self.done {
-            if let Err(e) = self.refill() {
+        match self.step() {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => None,
+            Err(e) => {
                 self.done = true;
-                self.buf.clear();
-                return Some(Err(e));
+                self.source = None;
+                Some(Err(e))
             }
         }
-        self.buf.pop_front().map(Ok)
     }
 }
 

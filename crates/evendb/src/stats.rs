@@ -2,67 +2,128 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub puts: AtomicU64,
-    pub deletes: AtomicU64,
-    pub gets: AtomicU64,
-    pub scans: AtomicU64,
-    pub user_bytes_written: AtomicU64,
-    pub log_bytes_written: AtomicU64,
-    pub table_bytes_written: AtomicU64,
-    pub log_bytes_copied: AtomicU64,
-    pub rebalances: AtomicU64,
-    pub splits: AtomicU64,
-    pub merges: AtomicU64,
-    pub rebuild_micros: AtomicU64,
-    pub torn_tail_bytes: AtomicU64,
-    pub funks_opened: AtomicU64,
-    pub log_syncs: AtomicU64,
+/// Declares the engine's counters once: the atomic set, the public view,
+/// and the by-name list, so the three never drift apart.
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        #[derive(Debug, Default)]
+        pub(crate) struct Counters {
+            $( pub $name: AtomicU64, )*
+        }
+
+        impl Counters {
+            fn fill(&self, s: &mut Stats) {
+                $( s.$name = self.$name.load(Ordering::Relaxed); )*
+            }
+        }
+
+        /// A point-in-time view of the store's counters, memory and state.
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct Stats {
+            $( $(#[$doc])* pub $name: u64, )*
+            /// Chunks in the store.
+            pub chunks: u64,
+            /// Chunks that have a munk (are held in memory).
+            pub munks: u64,
+            /// Snapshots and scans holding old versions.
+            pub active_snapshots: u64,
+            /// The memory budget ([`Options::memory_budget`](crate::Options::memory_budget)).
+            pub memory_budget: u64,
+            /// Memory charged to the budget now.
+            pub memory_used: u64,
+            /// The most memory charged to the budget at any time.
+            pub memory_peak: u64,
+            /// Memory of munks.
+            pub memory_munks: u64,
+            /// Memory of the row cache.
+            pub memory_row_cache: u64,
+            /// Memory of Bloom filters over log parts.
+            pub memory_filters: u64,
+            /// Memory of table block indexes.
+            pub memory_indexes: u64,
+            /// Gets answered by the row cache.
+            pub row_cache_hits: u64,
+            /// Row-cache lookups that missed.
+            pub row_cache_misses: u64,
+        }
+
+        impl Stats {
+            /// Every figure by name, for reports and exporters.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![
+                    $( (stringify!($name), self.$name), )*
+                    ("chunks", self.chunks),
+                    ("munks", self.munks),
+                    ("active_snapshots", self.active_snapshots),
+                    ("memory_budget", self.memory_budget),
+                    ("memory_used", self.memory_used),
+                    ("memory_peak", self.memory_peak),
+                    ("memory_munks", self.memory_munks),
+                    ("memory_row_cache", self.memory_row_cache),
+                    ("memory_filters", self.memory_filters),
+                    ("memory_indexes", self.memory_indexes),
+                    ("row_cache_hits", self.row_cache_hits),
+                    ("row_cache_misses", self.row_cache_misses),
+                ]
+            }
+        }
+    };
+}
+
+counters! {
+    /// Puts completed (deletes not included).
+    puts,
+    /// Deletes completed.
+    deletes,
+    /// Gets served (snapshot gets included).
+    gets,
+    /// Gets answered from a munk.
+    gets_munk,
+    /// Gets answered from the row cache.
+    gets_row_cache,
+    /// Gets answered from a log record on disk.
+    gets_log,
+    /// Gets answered from a table on disk.
+    gets_table,
+    /// Gets of munk-less chunks that found nothing.
+    gets_absent,
+    /// Scans started.
+    scans,
+    /// Chunks scans read from a munk.
+    scan_chunks_munk,
+    /// Chunks scans read from disk (table and logs).
+    scan_chunks_funk,
+    /// Key and value bytes of puts and deletes.
+    user_bytes_written,
+    /// Bytes appended to logs by puts and deletes (headers included).
+    log_bytes_written,
+    /// Bytes of tables written by rebalances, splits and merges.
+    table_bytes_written,
+    /// Funk rebalances (a chunk's data written as a new table).
+    rebalances,
+    /// Chunk splits.
+    splits,
+    /// Chunk merges.
+    merges,
+    /// Time spent in funk rebalances, splits and merges, in microseconds.
+    rebuild_micros,
+    /// Munks loaded from disk.
+    munk_loads,
+    /// Munks evicted to stay within the memory budget.
+    munk_evictions,
+    /// Munk rebalances (in-memory compactions).
+    munk_rebalances,
+    /// Bytes cut off torn log tails when funks were opened.
+    torn_tail_bytes,
+    /// Funks opened (they open lazily, on first use).
+    funks_opened,
+    /// fsyncs of log segments.
+    log_syncs,
 }
 
 pub(crate) fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
-}
-
-/// A point-in-time view of the store's counters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Puts completed (deletes not included).
-    pub puts: u64,
-    /// Deletes completed.
-    pub deletes: u64,
-    /// Gets served.
-    pub gets: u64,
-    /// Scans started.
-    pub scans: u64,
-    /// Key and value bytes of puts and deletes.
-    pub user_bytes_written: u64,
-    /// Bytes appended to logs by puts and deletes (headers included).
-    pub log_bytes_written: u64,
-    /// Bytes of tables written by rebalances, splits and merges.
-    pub table_bytes_written: u64,
-    /// Bytes of log records carried into new logs by splits and merges.
-    pub log_bytes_copied: u64,
-    /// Funk rebalances (a chunk's table and log merged into a new table).
-    pub rebalances: u64,
-    /// Chunk splits.
-    pub splits: u64,
-    /// Chunk merges.
-    pub merges: u64,
-    /// Time spent in rebuilds (rebalance, split, merge), in microseconds.
-    pub rebuild_micros: u64,
-    /// Bytes cut off torn log tails when funks were opened.
-    pub torn_tail_bytes: u64,
-    /// Funks opened (they open lazily, on first use).
-    pub funks_opened: u64,
-    /// fsyncs of log segments.
-    pub log_syncs: u64,
-    /// Chunks in the store.
-    pub chunks: u64,
-    /// Snapshots and scans holding old versions.
-    pub active_snapshots: u64,
 }
 
 impl Stats {
@@ -72,55 +133,14 @@ impl Stats {
         if self.user_bytes_written == 0 {
             return 0.0;
         }
-        (self.log_bytes_written + self.table_bytes_written + self.log_bytes_copied) as f64
-            / self.user_bytes_written as f64
-    }
-
-    /// Every counter by name, for reports and exporters.
-    pub fn fields(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("puts", self.puts),
-            ("deletes", self.deletes),
-            ("gets", self.gets),
-            ("scans", self.scans),
-            ("user_bytes_written", self.user_bytes_written),
-            ("log_bytes_written", self.log_bytes_written),
-            ("table_bytes_written", self.table_bytes_written),
-            ("log_bytes_copied", self.log_bytes_copied),
-            ("rebalances", self.rebalances),
-            ("splits", self.splits),
-            ("merges", self.merges),
-            ("rebuild_micros", self.rebuild_micros),
-            ("torn_tail_bytes", self.torn_tail_bytes),
-            ("funks_opened", self.funks_opened),
-            ("log_syncs", self.log_syncs),
-            ("chunks", self.chunks),
-            ("active_snapshots", self.active_snapshots),
-        ]
+        (self.log_bytes_written + self.table_bytes_written) as f64 / self.user_bytes_written as f64
     }
 }
 
 impl Counters {
     pub fn snapshot(&self) -> Stats {
-        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        Stats {
-            puts: g(&self.puts),
-            deletes: g(&self.deletes),
-            gets: g(&self.gets),
-            scans: g(&self.scans),
-            user_bytes_written: g(&self.user_bytes_written),
-            log_bytes_written: g(&self.log_bytes_written),
-            table_bytes_written: g(&self.table_bytes_written),
-            log_bytes_copied: g(&self.log_bytes_copied),
-            rebalances: g(&self.rebalances),
-            splits: g(&self.splits),
-            merges: g(&self.merges),
-            rebuild_micros: g(&self.rebuild_micros),
-            torn_tail_bytes: g(&self.torn_tail_bytes),
-            funks_opened: g(&self.funks_opened),
-            log_syncs: g(&self.log_syncs),
-            chunks: 0,
-            active_snapshots: 0,
-        }
+        let mut s = Stats::default();
+        self.fill(&mut s);
+        s
     }
 }

@@ -1,23 +1,28 @@
 //! A funk (file chunk): the on-disk half of a chunk, one sorted table plus
 //! one or more append-log segments.
 //!
-//! The newest segment takes appends; older segments exist only while a
-//! rebuild is merging them into a new table (see `maintenance`). In memory a
-//! funk keeps the table's block index and an index of every log record by
-//! key (`log_index`), so a get reads at most one log record and a few table
-//! blocks.
+//! A `Funk` value is immutable and shared (`Arc`): a chunk swaps in a new
+//! one when a rebuild diverts its puts to a new segment or installs a new
+//! table. Appends go to the newest segment (`active`), which is itself safe
+//! to append to while readers read it. Older segments exist while a rebuild
+//! merges them into a new table, and after a merge (one per merged chunk).
+//!
+//! Every log record is newer than every table entry of the same key: a
+//! table is built from data frozen by a divert, and every record appended
+//! after a divert got its version and counter after it. So a get that finds
+//! its key in a log need not read the table.
 
+mod files;
 pub(crate) mod log;
 pub(crate) mod table;
 
+pub(crate) use files::{FileSource, OpenFiles};
+
 use crate::entry::Entry;
 use crate::error::Result;
-use crate::vfs::Storage;
-use log::{LogSegment, RecordPtr};
-use std::collections::BTreeMap;
+use crate::recovery::RecoveryTable;
+use log::{LogSegment, RecordPtr, SegmentImage};
 use std::iter::Peekable;
-use std::ops::Bound;
-use std::path::Path;
 use std::sync::Arc;
 use table::{TableIter, TableReader};
 
@@ -30,276 +35,322 @@ pub(crate) struct FunkFiles {
     pub logs: Vec<u64>,
 }
 
-/// Where a log record sits: segment position in `Funk::logs`, and pointer.
-#[derive(Debug, Clone)]
-pub(crate) struct LogRef {
-    pub segment: usize,
-    pub ptr: RecordPtr,
-}
-
 #[derive(Debug)]
 pub(crate) struct Funk {
     pub table: Option<Arc<TableReader>>,
-    pub logs: Vec<Arc<LogSegment>>,
-    log_index: BTreeMap<Vec<u8>, Vec<LogRef>>,
-    /// Bytes in all log segments.
-    pub log_bytes: u64,
-    /// Largest counter found in the funk's files.
+    /// Segments that no longer take appends, oldest first.
+    pub frozen: Vec<Arc<LogSegment>>,
+    /// The segment that takes appends.
+    pub active: Arc<LogSegment>,
+}
+
+/// What opening a funk found.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OpenInfo {
+    /// Largest counter in the funk's files.
     pub max_counter: u64,
-    /// Bytes cut off torn log tails when the funk was opened.
+    /// Bytes cut off torn log tails.
     pub truncated: u64,
 }
 
-/// One version of a key as a read found it: in a table entry or a log record.
-#[derive(Debug, Clone)]
-pub(crate) enum Candidate {
-    Table(Entry),
-    Log(LogRef),
+/// Which versions a read admits: at most `max_version`, and visible after
+/// recovery.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadView<'a> {
+    pub max_version: u64,
+    pub recovery: &'a RecoveryTable,
 }
 
-impl Candidate {
-    pub fn stamp(&self) -> (u64, u64) {
-        match self {
-            Candidate::Table(e) => e.stamp(),
-            Candidate::Log(r) => (r.ptr.version, r.ptr.counter),
-        }
+impl ReadView<'_> {
+    pub fn admits(&self, version: u64) -> bool {
+        version <= self.max_version && self.recovery.visible(version)
     }
+}
+
+/// Where a get found its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    Log,
+    Table,
+    Nowhere,
 }
 
 impl Funk {
-    /// Opens the funk's files; reads the table's index and replays the logs.
-    pub fn open(storage: &dyn Storage, dir: &Path, files: &FunkFiles) -> Result<Funk> {
+    /// Opens the funk's files (or takes them from the registry of open
+    /// files): the table's footer and index, and every log segment (checked
+    /// whole, to build its filters).
+    pub fn open(src: &FileSource<'_>, files: &FunkFiles) -> Result<(Funk, OpenInfo)> {
         let table = match files.table {
-            Some(n) => Some(Arc::new(TableReader::open(storage, dir, n)?)),
+            Some(n) => Some(src.open_files.table(n, || {
+                TableReader::open(src.storage, src.dir, n).map(|t| t.charged(src.budget))
+            })?),
             None => None,
         };
-        let mut funk = Funk {
+        let mut info = OpenInfo {
             max_counter: table.as_ref().map_or(0, |t| t.footer.max_counter),
-            table,
-            logs: Vec::new(),
-            log_index: BTreeMap::new(),
-            log_bytes: 0,
             truncated: 0,
         };
+        let mut logs = Vec::with_capacity(files.logs.len());
         for &n in &files.logs {
-            let replay = LogSegment::open(storage, dir, n)?;
-            let segment = funk.logs.len();
-            funk.truncated += replay.truncated;
-            for (key, ptr) in replay.records {
-                funk.max_counter = funk.max_counter.max(ptr.counter);
-                funk.log_bytes += ptr.record_len();
-                funk.log_index
-                    .entry(key)
-                    .or_default()
-                    .push(LogRef { segment, ptr });
-            }
-            funk.logs.push(Arc::new(replay.segment));
+            let (seg, truncated) = src.open_files.log(n, || {
+                LogSegment::open(src.storage, src.dir, n, src.log_config)
+            })?;
+            info.max_counter = info.max_counter.max(seg.max_counter());
+            info.truncated += truncated;
+            logs.push(seg);
         }
-        Ok(funk)
-    }
-
-    /// A funk over freshly written files (after a rebuild).
-    pub fn from_parts(
-        table: Option<Arc<TableReader>>,
-        log: Arc<LogSegment>,
-        records: Vec<(Vec<u8>, RecordPtr)>,
-    ) -> Funk {
-        let mut funk = Funk {
-            max_counter: table.as_ref().map_or(0, |t| t.footer.max_counter),
-            table,
-            logs: vec![log],
-            log_index: BTreeMap::new(),
-            log_bytes: 0,
-            truncated: 0,
+        let Some(active) = logs.pop() else {
+            return Err(crate::error::Error::corruption(
+                src.dir.join(crate::manifest::MANIFEST),
+                0,
+                "a chunk without log segments",
+            ));
         };
-        for (key, ptr) in records {
-            funk.index_record(key, 0, ptr);
-        }
-        funk
+        Ok((
+            Funk {
+                table,
+                frozen: logs,
+                active,
+            },
+            info,
+        ))
     }
 
-    fn index_record(&mut self, key: Vec<u8>, segment: usize, ptr: RecordPtr) {
-        self.max_counter = self.max_counter.max(ptr.counter);
-        self.log_bytes += ptr.record_len();
-        self.log_index
-            .entry(key)
-            .or_default()
-            .push(LogRef { segment, ptr });
+    /// Every segment, oldest first (the active one last).
+    pub fn logs(&self) -> impl DoubleEndedIterator<Item = &Arc<LogSegment>> {
+        self.frozen.iter().chain(std::iter::once(&self.active))
+    }
+
+    /// The same funk with `segment` as its new active segment.
+    pub fn with_segment(&self, segment: Arc<LogSegment>) -> Funk {
+        let mut frozen = self.frozen.clone();
+        frozen.push(self.active.clone());
+        Funk {
+            table: self.table.clone(),
+            frozen,
+            active: segment,
+        }
     }
 
     pub fn files(&self) -> FunkFiles {
         FunkFiles {
             table: self.table.as_ref().map(|t| t.number),
-            logs: self.logs.iter().map(|l| l.number).collect(),
+            logs: self.logs().map(|l| l.number).collect(),
         }
+    }
+
+    /// Bytes in all log segments.
+    pub fn log_bytes(&self) -> u64 {
+        self.logs().map(|l| l.len()).sum()
     }
 
     /// Approximate bytes of the chunk's data: table file plus logs.
     pub fn size_bytes(&self) -> u64 {
-        self.table.as_ref().map_or(0, |t| t.file_size) + self.log_bytes
+        self.table.as_ref().map_or(0, |t| t.file_size) + self.log_bytes()
     }
 
-    /// Appends to the newest segment. Returns the segment and the logical end
-    /// after the record (for a synchronous put to sync up to).
-    pub fn append(
-        &mut self,
-        key: &[u8],
-        value: Option<&[u8]>,
-        version: u64,
-        counter: u64,
-    ) -> Result<(Arc<LogSegment>, u64)> {
-        let segment = self.logs.len() - 1;
-        let log = self.logs[segment].clone();
-        let (ptr, end) = log.append(key, value, version, counter)?;
-        self.index_record(key.to_vec(), segment, ptr);
-        Ok((log, end))
-    }
-
-    /// Starts diverting appends to `segment`; returns how many segments are
-    /// frozen before it.
-    pub fn divert(&mut self, segment: Arc<LogSegment>) -> usize {
-        self.logs.push(segment);
-        self.logs.len() - 1
-    }
-
-    /// Reads the value of a log record.
-    pub fn read_log(&self, r: &LogRef) -> Result<Option<Vec<u8>>> {
-        Ok(self.logs[r.segment].read_record(&r.ptr)?.1)
-    }
-
-    /// The newest version of `key` at or below `max_version`.
-    pub fn get(&self, key: &[u8], max_version: u64) -> Result<Option<Entry>> {
-        let from_log = self
-            .log_index
-            .get(key)
-            .and_then(|refs| newest_ref(refs.iter(), max_version));
-        let from_table = match &self.table {
-            Some(t) => t.get(key, max_version)?,
+    /// The newest version of `key` that `view` admits, and where it was.
+    pub fn get(&self, key: &[u8], view: ReadView<'_>) -> Result<(Option<Entry>, Source)> {
+        let hash = crate::cache::bloom::key_hash(key);
+        let accept = |v: u64, _c: u64| view.admits(v);
+        let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
+        for log in self.logs().rev() {
+            if let Some((r, value)) = log.lookup(key, hash, &accept)? {
+                if best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp()) {
+                    best = Some((r, value));
+                }
+            }
+        }
+        if let Some((r, value)) = best {
+            let e = Entry {
+                key: key.to_vec(),
+                value,
+                version: r.version,
+                counter: r.counter,
+            };
+            return Ok((Some(e), Source::Log));
+        }
+        let found = match &self.table {
+            Some(t) => t.get(key, &|v| view.admits(v))?,
             None => None,
         };
-        match (from_log, from_table) {
-            (Some(r), t)
-                if t.as_ref()
-                    .is_none_or(|t| t.stamp() < (r.ptr.version, r.ptr.counter)) =>
-            {
-                Ok(Some(Entry {
-                    key: key.to_vec(),
-                    value: self.read_log(r)?,
-                    version: r.ptr.version,
-                    counter: r.ptr.counter,
-                }))
-            }
-            (_, t) => Ok(t),
-        }
+        let source = if found.is_some() {
+            Source::Table
+        } else {
+            Source::Nowhere
+        };
+        Ok((found, source))
     }
 
-    /// Every version of every key `>= from` in the table and in the log
-    /// segments selected by `segments`, grouped by key in key order, each
-    /// group newest first.
-    pub fn key_groups<'a>(
-        &'a self,
+    /// Every version of every key in `[from, to)`, grouped by key in key
+    /// order, each group newest first, skipping versions recovery hides.
+    /// Logs are read as of now; `log_limits` (one per segment) stops each
+    /// segment at an earlier length.
+    pub fn key_groups(
+        &self,
         from: &[u8],
-        segments: std::ops::Range<usize>,
-    ) -> KeyGroups<'a> {
-        KeyGroups {
-            table: self.table.as_ref().map(|t| t.iter_from(from).peekable()),
-            log: self
-                .log_index
-                .range::<[u8], _>((Bound::Included(from), Bound::Unbounded))
-                .peekable(),
-            segments,
+        to: Option<&[u8]>,
+        log_limits: Option<&[u64]>,
+        recovery: &RecoveryTable,
+    ) -> Result<KeyGroups> {
+        let mut images = Vec::new();
+        for (i, log) in self.logs().enumerate() {
+            let upto = log_limits
+                .and_then(|l| l.get(i).copied())
+                .unwrap_or(u64::MAX);
+            images.push(log.image(upto)?);
         }
-    }
-
-    /// Pointers of the records in segment `segment`, for a funk that keeps
-    /// that segment as its only log.
-    pub fn diverted_records(&self, segment: usize) -> Vec<(Vec<u8>, RecordPtr)> {
-        let mut out = Vec::new();
-        for (key, refs) in &self.log_index {
-            for r in refs.iter().filter(|r| r.segment == segment) {
-                out.push((key.clone(), r.ptr.clone()));
-            }
-        }
-        out
-    }
-
-    /// Log records of segments `from..` as entries with values, in key order
-    /// (used to carry puts diverted during a rebuild into the new logs).
-    pub fn diverted_entries(&self, from_segment: usize) -> Result<Vec<Entry>> {
-        let mut out = Vec::new();
-        for (key, refs) in &self.log_index {
-            for r in refs.iter().filter(|r| r.segment >= from_segment) {
-                out.push(Entry {
-                    key: key.clone(),
-                    value: self.read_log(r)?,
-                    version: r.ptr.version,
-                    counter: r.ptr.counter,
-                });
-            }
-        }
-        Ok(out)
+        Ok(KeyGroups::new(
+            self.table.as_ref().map(|t| t.iter_from(from)),
+            LogView::new(images, from, to, recovery),
+            to,
+            recovery.clone(),
+        ))
     }
 }
 
-fn newest_ref<'a>(refs: impl Iterator<Item = &'a LogRef>, max_version: u64) -> Option<&'a LogRef> {
-    refs.filter(|r| r.ptr.version <= max_version)
-        .max_by_key(|r| (r.ptr.version, r.ptr.counter))
+/// The records of some log segments in (key asc, stamp desc) order.
+#[derive(Debug)]
+pub(crate) struct LogView {
+    images: Vec<SegmentImage>,
+    /// (image, record index), sorted.
+    order: Vec<(u32, u32)>,
+}
+
+impl LogView {
+    /// Records of `images` with keys in `[from, to)` that recovery admits.
+    pub fn new(
+        images: Vec<SegmentImage>,
+        from: &[u8],
+        to: Option<&[u8]>,
+        recovery: &RecoveryTable,
+    ) -> LogView {
+        let mut order = Vec::new();
+        for (i, img) in images.iter().enumerate() {
+            for (j, r) in img.records.iter().enumerate() {
+                let k = img.key(r);
+                if k >= from && to.is_none_or(|t| k < t) && recovery.visible(r.version) {
+                    order.push((i as u32, j as u32));
+                }
+            }
+        }
+        let view = LogView { images, order };
+        let mut order = view.order.clone();
+        order.sort_by(|&a, &b| {
+            let (ra, rb) = (view.record(a), view.record(b));
+            view.key_of(a)
+                .cmp(view.key_of(b))
+                .then_with(|| rb.stamp().cmp(&ra.stamp()))
+        });
+        LogView { order, ..view }
+    }
+
+    fn record(&self, (i, j): (u32, u32)) -> &RecordPtr {
+        &self.images[i as usize].records[j as usize]
+    }
+
+    fn key_of(&self, at: (u32, u32)) -> &[u8] {
+        self.images[at.0 as usize].key(self.record(at))
+    }
+
+    /// The key at position `pos`.
+    pub fn key(&self, pos: usize) -> Option<&[u8]> {
+        self.order.get(pos).map(|&at| self.key_of(at))
+    }
+
+    /// The record at position `pos` as an entry (value copied).
+    pub fn entry(&self, pos: usize) -> Option<Entry> {
+        let &at = self.order.get(pos)?;
+        let img = &self.images[at.0 as usize];
+        let r = self.record(at);
+        Some(Entry {
+            key: img.key(r).to_vec(),
+            value: img.value(r).map(<[u8]>::to_vec),
+            version: r.version,
+            counter: r.counter,
+        })
+    }
 }
 
 /// See [`Funk::key_groups`].
-pub(crate) struct KeyGroups<'a> {
+pub(crate) struct KeyGroups {
     table: Option<Peekable<TableIter>>,
-    log: Peekable<std::collections::btree_map::Range<'a, Vec<u8>, Vec<LogRef>>>,
-    segments: std::ops::Range<usize>,
+    log: LogView,
+    pos: usize,
+    to: Option<Vec<u8>>,
+    recovery: RecoveryTable,
+    failed: bool,
 }
 
-impl Iterator for KeyGroups<'_> {
-    type Item = Result<(Vec<u8>, Vec<Candidate>)>;
+impl KeyGroups {
+    fn new(
+        table: Option<TableIter>,
+        log: LogView,
+        to: Option<&[u8]>,
+        recovery: RecoveryTable,
+    ) -> Self {
+        KeyGroups {
+            table: table.map(Iterator::peekable),
+            log,
+            pos: 0,
+            to: to.map(<[u8]>::to_vec),
+            recovery,
+            failed: false,
+        }
+    }
+
+    fn table_key(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(t) = self.table.as_mut() else {
+            return Ok(None);
+        };
+        match t.peek() {
+            Some(Ok(e)) => Ok(Some(e.key.clone())),
+            Some(Err(_)) => match t.next() {
+                Some(Err(e)) => Err(e),
+                _ => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+}
+
+impl Iterator for KeyGroups {
+    type Item = Result<(Vec<u8>, Vec<Entry>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let table_key = match self.table.as_mut().and_then(Peekable::peek) {
-                Some(Ok(e)) => Some(e.key.clone()),
-                Some(Err(_)) => {
-                    let err = self.table.as_mut()?.next()?.err()?;
-                    self.table = None;
-                    return Some(Err(err));
-                }
-                None => None,
-            };
-            let log_key = self.log.peek().map(|(k, _)| (*k).clone());
-            let key = match (table_key, log_key) {
-                (None, None) => return None,
-                (Some(t), None) => t,
-                (None, Some(l)) => l,
-                (Some(t), Some(l)) => t.min(l),
-            };
-            let mut group = Vec::new();
-            if let Some(table) = self.table.as_mut() {
-                while let Some(Ok(e)) = table.peek() {
-                    if e.key != key {
-                        break;
-                    }
-                    if let Some(Ok(e)) = table.next() {
-                        group.push(Candidate::Table(e));
-                    }
-                }
-            }
-            if self.log.peek().is_some_and(|(k, _)| **k == key) {
-                if let Some((_, refs)) = self.log.next() {
-                    group.extend(
-                        refs.iter()
-                            .filter(|r| self.segments.contains(&r.segment))
-                            .cloned()
-                            .map(Candidate::Log),
-                    );
-                }
-            }
-            if group.is_empty() {
-                continue; // only records of segments outside the selection
-            }
-            group.sort_by_key(|c| std::cmp::Reverse(c.stamp()));
-            return Some(Ok((key, group)));
+        if self.failed {
+            return None;
         }
+        let table_key = match self.table_key() {
+            Ok(k) => k.filter(|k| self.to.as_ref().is_none_or(|t| k < t)),
+            Err(e) => {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        };
+        let log_key = self.log.key(self.pos).map(<[u8]>::to_vec);
+        let key = match (table_key, log_key) {
+            (None, None) => return None,
+            (Some(t), None) => t,
+            (None, Some(l)) => l,
+            (Some(t), Some(l)) => t.min(l),
+        };
+        let mut group = Vec::new();
+        while self.log.key(self.pos) == Some(key.as_slice()) {
+            if let Some(e) = self.log.entry(self.pos) {
+                group.push(e);
+            }
+            self.pos += 1;
+        }
+        if let Some(t) = self.table.as_mut() {
+            while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
+                if let Some(Ok(e)) = t.next() {
+                    if self.recovery.visible(e.version) {
+                        group.push(e);
+                    }
+                }
+            }
+        }
+        Some(Ok((key, group)))
     }
 }

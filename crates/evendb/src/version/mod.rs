@@ -17,6 +17,11 @@
 //!   announcement, and [`Versions::oldest_needed`] reads `gv`, then the
 //!   announced scans, then the registry, so a rebuild never misses a
 //!   snapshot being taken.
+//! - `watermark` is a lower bound of every version a reader may still
+//!   need: each value stored is [`Versions::oldest_needed`] at some moment,
+//!   and no reader that appears later reads below it (new snapshots read at
+//!   GV or above), so the largest value computed so far stays valid
+//!   (`fetch_max`). Puts use it to drop versions in place.
 //! - `gate` is taken shared by every put for its whole duration and
 //!   exclusively only by [`Versions::pause_puts`] (backup), which needs all
 //!   puts stopped.
@@ -51,6 +56,7 @@ pub(crate) struct Versions {
     pending: PendingOps,
     /// Active snapshot versions with their reference counts.
     snapshots: Mutex<BTreeMap<u64, usize>>,
+    watermark: AtomicU64,
 }
 
 /// Held by a put from announcing its key until its entry is visible.
@@ -67,7 +73,20 @@ impl Versions {
             gate: RwLock::new(()),
             pending: PendingOps::new(),
             snapshots: Mutex::new(BTreeMap::new()),
+            watermark: AtomicU64::new(first_version(epoch)),
         }
+    }
+
+    /// A lower bound of the versions readers may still need (cheap).
+    pub fn watermark(&self) -> u64 {
+        self.watermark.load(Ordering::Acquire)
+    }
+
+    /// Recomputes the watermark; returns the exact oldest needed version.
+    pub fn refresh_watermark(&self) -> u64 {
+        let w = self.oldest_needed();
+        self.watermark.fetch_max(w, Ordering::AcqRel);
+        w
     }
 
     /// Starts a put of `key`: announces it, reads the version it writes
@@ -116,6 +135,8 @@ impl Versions {
                 snaps.remove(&version);
             }
         }
+        drop(snaps);
+        self.refresh_watermark();
     }
 
     /// The oldest version any reader may still need: a rebuild keeps, for

@@ -3,4 +3,4 @@
 pub(crate) mod format;
 mod segment;
 
-pub(crate) use segment::{LogSegment, RecordPtr};
+pub(crate) use segment::{LogConfig, LogSegment, RecordPtr, Replay, SegmentImage};

@@ -1,26 +1,36 @@
-//! One log segment file: appends through a small user-space buffer,
-//! positional reads, group syncs, and replay at open.
+//! One log segment file: write-through appends, lock-free reads, group
+//! syncs, per-part Bloom filters, and replay at open.
+//!
+//! A segment is cut into **parts** of about `part_bytes` each (a new part
+//! starts at the first record whose offset passes the previous part's start
+//! plus `part_bytes`), and each part has a Bloom filter of the keys whose
+//! records start in it, so a get reads only the parts that may hold its key.
 //!
 //! Invariants:
-//! - `buffer` (mutex) holds the bytes from `buffer.start` to the logical end;
-//!   everything before `buffer.start` has been written to the file. Appends
-//!   and buffer flushes happen under this mutex, so records land in the file
-//!   in append order and a record is never split between file and buffer.
-//! - `synced` (mutex) is the logical length known durable. One thread at a
-//!   time syncs; threads that find their record already covered return at
-//!   once, so concurrent synchronous puts share one fsync.
+//! - `append` (mutex) serializes appends: it takes the chunk's next counter,
+//!   writes the record to the file at the end (`pwrite`, no user-space
+//!   buffer), sets the key's bits in its part's filter, and only then stores
+//!   the new length in `published` (Release). Readers load `published`
+//!   (Acquire) and read the file below it without any lock, so they see only
+//!   whole records, and every record they see has its filter bits set.
+//! - Parts are created under `append` and published by swapping `parts`
+//!   (copy on write); a part's `start` is a record boundary and never moves.
+//! - `synced` (mutex) is the length known durable. One thread at a time
+//!   syncs; threads whose record is already covered return at once, so
+//!   concurrent synchronous puts share one fsync.
 
 use super::format::{self, Header, HEADER_LEN};
+use crate::cache::bloom::{key_hash, Bloom};
+use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, FileKind};
+use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
 use crate::vfs::{Storage, StorageFile};
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Bytes buffered in user space before they are written to the file.
-const WRITE_BUFFER: usize = 64 * 1024;
 
 /// Where one record sits, with what is needed to order and find it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,12 +47,42 @@ impl RecordPtr {
     pub fn record_len(&self) -> u64 {
         HEADER_LEN as u64 + u64::from(self.key_len) + u64::from(self.value_len)
     }
+
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.version, self.counter)
+    }
+}
+
+/// How a segment sizes its parts and where it charges their filters.
+#[derive(Debug, Clone)]
+pub(crate) struct LogConfig {
+    /// Target bytes per part (a part's filter summarizes this much log).
+    pub part_bytes: u64,
+    pub budget: Arc<MemoryBudget>,
+}
+
+impl LogConfig {
+    /// Filter bits for one part: one bit per 8 bytes of log, at least 512.
+    /// That is about 100 bits per key for 800-byte records and 8 for
+    /// 60-byte ones.
+    fn bloom_bits(&self) -> usize {
+        usize::try_from(self.part_bytes / 8)
+            .unwrap_or(usize::MAX)
+            .max(512)
+    }
 }
 
 #[derive(Debug)]
-struct Buffer {
-    start: u64,
-    bytes: Vec<u8>,
+pub(crate) struct LogPart {
+    /// Offset of the part's first record.
+    pub start: u64,
+    pub bloom: Bloom,
+}
+
+#[derive(Debug)]
+struct AppendState {
+    len: u64,
+    scratch: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -51,17 +91,62 @@ pub(crate) struct LogSegment {
     pub path: PathBuf,
     seed: u32,
     file: Arc<dyn StorageFile>,
-    buffer: Mutex<Buffer>,
+    config: LogConfig,
+    append: Mutex<AppendState>,
+    published: AtomicU64,
     synced: Mutex<u64>,
     dirty: AtomicBool,
+    parts: ArcSwap<Vec<Arc<LogPart>>>,
+    records: AtomicU64,
+    max_counter: AtomicU64,
+}
+
+impl Drop for LogSegment {
+    fn drop(&mut self) {
+        let bytes: u64 = self.parts.load().iter().map(|p| p.bloom.bytes()).sum();
+        self.config.budget.release(Kind::Filters, bytes);
+    }
 }
 
 /// What replay found in a segment.
 pub(crate) struct Replay {
     pub segment: LogSegment,
-    pub records: Vec<(Vec<u8>, RecordPtr)>,
     /// Bytes cut off a torn tail.
     pub truncated: u64,
+}
+
+/// The records of a segment up to some length, read into memory: the raw
+/// bytes and one pointer per record, in log order.
+#[derive(Debug, Clone)]
+pub(crate) struct SegmentImage {
+    pub bytes: Arc<[u8]>,
+    pub records: Vec<RecordPtr>,
+}
+
+impl SegmentImage {
+    pub fn key(&self, r: &RecordPtr) -> &[u8] {
+        let start = r.offset as usize + HEADER_LEN;
+        self.bytes
+            .get(start..start + r.key_len as usize)
+            .unwrap_or_default()
+    }
+
+    /// The value of a record (`None` for a tombstone).
+    pub fn value(&self, r: &RecordPtr) -> Option<&[u8]> {
+        if r.tombstone {
+            return None;
+        }
+        let start = r.offset as usize + HEADER_LEN + r.key_len as usize;
+        self.bytes.get(start..start + r.value_len as usize)
+    }
+}
+
+/// One record as an append reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct Appended {
+    pub ptr: RecordPtr,
+    /// The segment's length after the record (what a synchronous put syncs to).
+    pub end: u64,
 }
 
 impl LogSegment {
@@ -70,31 +155,53 @@ impl LogSegment {
     }
 
     /// Creates an empty segment. The caller syncs the directory.
-    pub fn create(storage: &dyn Storage, dir: &Path, number: u64) -> Result<Self> {
+    pub fn create(
+        storage: &dyn Storage,
+        dir: &Path,
+        number: u64,
+        config: &LogConfig,
+    ) -> Result<Self> {
         let path = dir.join(Self::file_name(number));
         let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
-        Ok(Self::with_file(number, path, file, 0))
+        Ok(Self::with_file(number, path, file, 0, config))
     }
 
-    fn with_file(number: u64, path: PathBuf, file: Arc<dyn StorageFile>, len: u64) -> Self {
+    fn with_file(
+        number: u64,
+        path: PathBuf,
+        file: Arc<dyn StorageFile>,
+        len: u64,
+        config: &LogConfig,
+    ) -> Self {
         LogSegment {
             number,
             path,
             seed: codec::seed(FileKind::Log, number),
             file,
-            buffer: Mutex::new(Buffer {
-                start: len,
-                bytes: Vec::new(),
+            config: config.clone(),
+            append: Mutex::new(AppendState {
+                len,
+                scratch: Vec::new(),
             }),
+            published: AtomicU64::new(len),
             synced: Mutex::new(len),
             dirty: AtomicBool::new(false),
+            parts: ArcSwap::from_pointee(Vec::new()),
+            records: AtomicU64::new(0),
+            max_counter: AtomicU64::new(0),
         }
     }
 
-    /// Opens a segment and decodes every record. A torn tail (a damaged
-    /// record with no valid record after it) is cut off; damage followed by a
-    /// valid record is corruption and fails the open.
-    pub fn open(storage: &dyn Storage, dir: &Path, number: u64) -> Result<Replay> {
+    /// Opens a segment, checks every record and builds the part filters. A
+    /// torn tail (a damaged record with no valid record after it) is cut
+    /// off; damage followed by a valid record is corruption and fails the
+    /// open.
+    pub fn open(
+        storage: &dyn Storage,
+        dir: &Path,
+        number: u64,
+        config: &LogConfig,
+    ) -> Result<Replay> {
         let path = dir.join(Self::file_name(number));
         let file = match storage.open(&path) {
             Ok(f) => f,
@@ -110,27 +217,7 @@ impl LogSegment {
         file.read_at(0, &mut data)
             .map_err(|e| Error::io(&path, e))?;
         let seed = codec::seed(FileKind::Log, number);
-        let mut records = Vec::new();
-        let mut pos = 0usize;
-        while pos < data.len() {
-            match decode_at(&data, pos, seed) {
-                Some((h, key)) => {
-                    records.push((
-                        key.to_vec(),
-                        RecordPtr {
-                            version: h.version,
-                            counter: h.counter,
-                            offset: pos as u64,
-                            key_len: h.key_len,
-                            value_len: h.value_len,
-                            tombstone: h.kind == crate::entry::KIND_DELETE,
-                        },
-                    ));
-                    pos += HEADER_LEN + h.body_len();
-                }
-                None => break,
-            }
-        }
+        let (records, pos) = decode_records(&data, 0, seed);
         let mut truncated = 0;
         if pos < data.len() {
             if (pos + 1..data.len()).any(|p| decode_at(&data, p, seed).is_some()) {
@@ -149,83 +236,153 @@ impl LogSegment {
                 .and_then(|()| file.sync())
                 .map_err(|e| Error::io(&path, e))?;
         }
-        let segment = Self::with_file(number, path, file, pos as u64);
-        Ok(Replay {
-            segment,
-            records,
-            truncated,
-        })
+        let segment = Self::with_file(number, path, file, pos as u64, config);
+        let mut max_counter = 0;
+        let mut parts = Vec::new();
+        for r in &records {
+            max_counter = max_counter.max(r.counter);
+            let key = record_key(&data, r);
+            segment.add_to_part(&mut parts, r.offset, key_hash(key));
+        }
+        segment
+            .records
+            .store(records.len() as u64, Ordering::Relaxed);
+        segment.max_counter.store(max_counter, Ordering::Relaxed);
+        segment.parts.store(Arc::new(parts));
+        Ok(Replay { segment, truncated })
     }
 
-    /// Logical length: bytes appended so far, written or buffered.
+    /// Checks every record of segment `number` without changing the file:
+    /// returns the number of whole records and the bytes of a torn tail.
+    /// Damage followed by a valid record is corruption.
+    pub fn check_file(storage: &dyn Storage, dir: &Path, number: u64) -> Result<(u64, u64)> {
+        let path = dir.join(Self::file_name(number));
+        let file = match storage.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::MissingFile(path))
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let len = file.len().map_err(|e| Error::io(&path, e))?;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::corruption(&path, 0, "log larger than the address space"))?;
+        let mut data = vec![0u8; len];
+        file.read_at(0, &mut data)
+            .map_err(|e| Error::io(&path, e))?;
+        let seed = codec::seed(FileKind::Log, number);
+        let (records, pos) = decode_records(&data, 0, seed);
+        if pos < data.len() && (pos + 1..data.len()).any(|p| decode_at(&data, p, seed).is_some()) {
+            return Err(Error::corruption(
+                &path,
+                pos as u64,
+                "damaged log record followed by valid records",
+            ));
+        }
+        Ok((records.len() as u64, (data.len() - pos) as u64))
+    }
+
+    /// Sets the key's filter bits in the part holding `offset`, starting a new
+    /// part (in `parts`, which the caller publishes) when `offset` is past the
+    /// last one's span. Returns true if a part was added.
+    fn add_to_part(&self, parts: &mut Vec<Arc<LogPart>>, offset: u64, hash: u64) -> bool {
+        let needs_new = parts
+            .last()
+            .is_none_or(|p| offset >= p.start + self.config.part_bytes);
+        if needs_new {
+            let bloom = Bloom::with_bits(self.config.bloom_bits());
+            self.config.budget.add(Kind::Filters, bloom.bytes());
+            parts.push(Arc::new(LogPart {
+                start: offset,
+                bloom,
+            }));
+        }
+        if let Some(p) = parts.last() {
+            p.bloom.insert(hash);
+        }
+        needs_new
+    }
+
+    /// Bytes readable now: every record below this offset is whole.
     pub fn len(&self) -> u64 {
-        let b = self.buffer.lock();
-        b.start + b.bytes.len() as u64
+        self.published.load(Ordering::Acquire)
     }
 
-    /// Appends one record; returns its pointer and the logical end after it.
+    /// The largest counter of any record in the segment.
+    pub fn max_counter(&self) -> u64 {
+        self.max_counter.load(Ordering::Relaxed)
+    }
+
+    /// Memory of this segment's filters.
+    pub fn filter_bytes(&self) -> u64 {
+        self.parts.load().iter().map(|p| p.bloom.bytes()).sum()
+    }
+
+    /// Appends one record; its counter is taken from `counter` here, so
+    /// records land in the file in counter order.
     pub fn append(
         &self,
         key: &[u8],
         value: Option<&[u8]>,
         version: u64,
-        counter: u64,
-    ) -> Result<(RecordPtr, u64)> {
-        let mut b = self.buffer.lock();
-        let offset = b.start + b.bytes.len() as u64;
-        format::encode(&mut b.bytes, self.seed, key, value, version, counter);
-        let end = b.start + b.bytes.len() as u64;
-        if b.bytes.len() >= WRITE_BUFFER {
-            self.write_buffer(&mut b)?;
-        }
-        self.dirty.store(true, Ordering::Release);
-        let ptr = RecordPtr {
-            version,
-            counter,
-            offset,
-            key_len: key.len() as u32,
-            value_len: value.map_or(0, <[u8]>::len) as u32,
-            tombstone: value.is_none(),
-        };
-        Ok((ptr, end))
-    }
-
-    fn write_buffer(&self, b: &mut Buffer) -> Result<()> {
-        if b.bytes.is_empty() {
-            return Ok(());
-        }
+        counter: &AtomicU64,
+    ) -> Result<Appended> {
+        let mut a = self.append.lock();
+        let c = counter.fetch_add(1, Ordering::Relaxed);
+        let AppendState { len, scratch } = &mut *a;
+        scratch.clear();
+        format::encode(scratch, self.seed, key, value, version, c);
+        let offset = *len;
         self.file
-            .write_at(b.start, &b.bytes)
+            .write_at(offset, scratch)
             .map_err(|e| Error::io(&self.path, e))?;
-        b.start += b.bytes.len() as u64;
-        b.bytes.clear();
-        Ok(())
+        let end = offset + scratch.len() as u64;
+        let hash = key_hash(key);
+        let current = self.parts.load();
+        let fits = current
+            .last()
+            .is_some_and(|p| offset < p.start + self.config.part_bytes);
+        if fits {
+            if let Some(p) = current.last() {
+                p.bloom.insert(hash);
+            }
+        } else {
+            let mut parts: Vec<Arc<LogPart>> = current.as_ref().clone();
+            self.add_to_part(&mut parts, offset, hash);
+            self.parts.store(Arc::new(parts));
+        }
+        *len = end;
+        self.records.fetch_add(1, Ordering::Relaxed);
+        self.max_counter.fetch_max(c, Ordering::Relaxed);
+        self.dirty.store(true, Ordering::Release);
+        self.published.store(end, Ordering::Release);
+        Ok(Appended {
+            ptr: RecordPtr {
+                version,
+                counter: c,
+                offset,
+                key_len: key.len() as u32,
+                value_len: value.map_or(0, <[u8]>::len) as u32,
+                tombstone: value.is_none(),
+            },
+            end,
+        })
     }
 
-    /// Makes the log durable at least up to logical offset `upto`. Returns
-    /// true if this call synced the file (false: already durable).
+    /// Makes the log durable at least up to offset `upto`. Returns true if
+    /// this call synced the file (false: already durable).
     pub fn sync_to(&self, upto: u64) -> Result<bool> {
         let mut synced = self.synced.lock();
         if *synced >= upto {
             return Ok(false);
         }
-        let target = {
-            let mut b = self.buffer.lock();
-            self.write_buffer(&mut b)?;
-            b.start
-        };
+        let target = self.len();
         self.file.sync().map_err(|e| Error::io(&self.path, e))?;
         *synced = target;
         if self.len() == target {
             self.dirty.store(false, Ordering::Release);
         }
         Ok(true)
-    }
-
-    /// Writes buffered bytes to the file (without syncing it).
-    pub fn write_out(&self) -> Result<()> {
-        let mut b = self.buffer.lock();
-        self.write_buffer(&mut b)
     }
 
     /// Makes everything appended so far durable.
@@ -238,40 +395,120 @@ impl LogSegment {
         self.dirty.load(Ordering::Acquire)
     }
 
-    /// Reads and checks the record at `ptr`; returns its key and value.
-    pub fn read_record(&self, ptr: &RecordPtr) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
-        let len = usize::try_from(ptr.record_len())
-            .map_err(|_| Error::corruption(&self.path, ptr.offset, "record too long"))?;
-        let mut buf = vec![0u8; len];
-        {
-            let b = self.buffer.lock();
-            if ptr.offset >= b.start {
-                let from = (ptr.offset - b.start) as usize;
-                let src = b.bytes.get(from..from + len).ok_or_else(|| {
-                    Error::corruption(&self.path, ptr.offset, "record past the end of the log")
-                })?;
-                buf.copy_from_slice(src);
-            } else {
-                drop(b);
-                self.file
-                    .read_at(ptr.offset, &mut buf)
-                    .map_err(|e| Error::io(&self.path, e))?;
+    fn read_bytes(&self, start: u64, end: u64) -> Result<Vec<u8>> {
+        let n = usize::try_from(end.saturating_sub(start))
+            .map_err(|_| Error::corruption(&self.path, start, "log range too large"))?;
+        let mut buf = vec![0u8; n];
+        self.file
+            .read_at(start, &mut buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(buf)
+    }
+
+    /// The newest record of `key` that `accept(version, counter)` admits, with
+    /// its value, reading only the parts whose filter may hold the key.
+    pub fn lookup(
+        &self,
+        key: &[u8],
+        hash: u64,
+        accept: &dyn Fn(u64, u64) -> bool,
+    ) -> Result<Option<(RecordPtr, Option<Vec<u8>>)>> {
+        let end = self.len();
+        let parts = self.parts.load();
+        let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
+        for (i, part) in parts.iter().enumerate() {
+            if part.start >= end || !part.bloom.may_contain(hash) {
+                continue;
+            }
+            let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
+            let buf = self.read_bytes(part.start, part_end)?;
+            let (records, pos) = decode_records(&buf, part.start, self.seed);
+            if pos != buf.len() {
+                return Err(Error::corruption(
+                    &self.path,
+                    part.start + pos as u64,
+                    "log record failed its checksum",
+                ));
+            }
+            for r in records {
+                let local = (r.offset - part.start) as usize;
+                let start = local + HEADER_LEN;
+                if buf.get(start..start + r.key_len as usize) != Some(key) {
+                    continue;
+                }
+                if !accept(r.version, r.counter)
+                    || best.as_ref().is_some_and(|(b, _)| b.stamp() >= r.stamp())
+                {
+                    continue;
+                }
+                let value = if r.tombstone {
+                    None
+                } else {
+                    let v = start + r.key_len as usize;
+                    buf.get(v..v + r.value_len as usize).map(<[u8]>::to_vec)
+                };
+                best = Some((r, value));
             }
         }
-        let (h, key) = decode_at(&buf, 0, self.seed).ok_or_else(|| {
-            Error::corruption(&self.path, ptr.offset, "log record failed its checksum")
-        })?;
-        if h.counter != ptr.counter || h.version != ptr.version {
+        Ok(best)
+    }
+
+    /// Every record below `upto` (clamped to the published length), read
+    /// into memory and checked.
+    pub fn image(&self, upto: u64) -> Result<SegmentImage> {
+        self.image_range(0, upto)
+    }
+
+    /// The records between offsets `from` (a record boundary) and `upto`.
+    pub fn image_range(&self, from: u64, upto: u64) -> Result<SegmentImage> {
+        let upto = upto.min(self.len());
+        let from = from.min(upto);
+        let buf = self.read_bytes(from, upto)?;
+        let (mut records, pos) = decode_records(&buf, from, self.seed);
+        if pos != buf.len() {
             return Err(Error::corruption(
                 &self.path,
-                ptr.offset,
-                "log record changed since it was indexed",
+                from + pos as u64,
+                "log record failed its checksum",
             ));
         }
-        let value = buf.get(HEADER_LEN + key.len()..).map(<[u8]>::to_vec);
-        let value = if ptr.tombstone { None } else { value };
-        Ok((key.to_vec(), value))
+        // Offsets in the image are relative to its bytes.
+        for r in &mut records {
+            r.offset -= from;
+        }
+        Ok(SegmentImage {
+            bytes: buf.into(),
+            records,
+        })
     }
+}
+
+fn record_key<'a>(data: &'a [u8], r: &RecordPtr) -> &'a [u8] {
+    let start = r.offset as usize + HEADER_LEN;
+    data.get(start..start + r.key_len as usize)
+        .unwrap_or_default()
+}
+
+/// Decodes whole, checked records from the start of `data` (which sits at
+/// file offset `base`); returns them and where decoding stopped.
+fn decode_records(data: &[u8], base: u64, seed: u32) -> (Vec<RecordPtr>, usize) {
+    let mut records = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let Some((h, _)) = decode_at(data, pos, seed) else {
+            break;
+        };
+        records.push(RecordPtr {
+            version: h.version,
+            counter: h.counter,
+            offset: base + pos as u64,
+            key_len: h.key_len,
+            value_len: h.value_len,
+            tombstone: h.kind == KIND_DELETE,
+        });
+        pos += HEADER_LEN + h.body_len();
+    }
+    (records, pos)
 }
 
 /// Decodes the record at `pos` if its header and body check out; returns the

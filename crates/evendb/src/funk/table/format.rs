@@ -27,7 +27,6 @@ use crate::entry::{Entry, KIND_DELETE, KIND_PUT, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 pub(crate) const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"EVNTABL1");
 pub(crate) const TABLE_FORMAT_VERSION: u32 = 1;
 pub(crate) const FOOTER_LEN: usize = 64;
-pub(crate) const ENTRY_HEADER_LEN: usize = 25;
 
 pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) {
     out.put_u8(if e.value.is_some() {
@@ -45,35 +44,72 @@ pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) {
     }
 }
 
+/// One entry of a block, borrowed from the block's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryRef<'a> {
+    pub key: &'a [u8],
+    /// `None` for a tombstone.
+    pub value: Option<&'a [u8]>,
+    pub version: u64,
+    pub counter: u64,
+}
+
+impl EntryRef<'_> {
+    pub fn to_entry(self) -> Entry {
+        Entry {
+            key: self.key.to_vec(),
+            value: self.value.map(<[u8]>::to_vec),
+            version: self.version,
+            counter: self.counter,
+        }
+    }
+}
+
+/// Walks the entries of a block body (trailer already checked) without
+/// copying them. Yields `None` once, at the first structural error.
+pub(crate) fn entry_refs(body: &[u8]) -> impl Iterator<Item = Option<EntryRef<'_>>> {
+    let mut d = Decoder::new(body);
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed || d.remaining() == 0 {
+            return None;
+        }
+        let e = decode_one(&mut d);
+        failed = e.is_none();
+        Some(e)
+    })
+}
+
+fn decode_one<'a>(d: &mut Decoder<'a>) -> Option<EntryRef<'a>> {
+    let kind = d.u8()?;
+    let key_len = d.u32()? as usize;
+    let value_len = d.u32()? as usize;
+    if key_len > MAX_KEY_SIZE || value_len > MAX_VALUE_SIZE {
+        return None;
+    }
+    let version = d.u64()?;
+    let counter = d.u64()?;
+    let key = d.bytes(key_len)?;
+    let value = d.bytes(value_len)?;
+    let value = match kind {
+        KIND_PUT => Some(value),
+        KIND_DELETE if value_len == 0 => None,
+        _ => return None,
+    };
+    Some(EntryRef {
+        key,
+        value,
+        version,
+        counter,
+    })
+}
+
 /// Decodes the entries of a block body (trailer already checked). `None` on
 /// any structural error.
 pub(crate) fn decode_entries(body: &[u8]) -> Option<Vec<Entry>> {
-    let mut d = Decoder::new(body);
-    let mut out = Vec::new();
-    while d.remaining() > 0 {
-        let kind = d.u8()?;
-        let key_len = d.u32()? as usize;
-        let value_len = d.u32()? as usize;
-        if key_len > MAX_KEY_SIZE || value_len > MAX_VALUE_SIZE {
-            return None;
-        }
-        let version = d.u64()?;
-        let counter = d.u64()?;
-        let key = d.bytes(key_len)?.to_vec();
-        let value = d.bytes(value_len)?;
-        let value = match kind {
-            KIND_PUT => Some(value.to_vec()),
-            KIND_DELETE if value_len == 0 => None,
-            _ => return None,
-        };
-        out.push(Entry {
-            key,
-            value,
-            version,
-            counter,
-        });
-    }
-    Some(out)
+    entry_refs(body)
+        .map(|e| e.map(EntryRef::to_entry))
+        .collect()
 }
 
 /// Checksum of a block or index stored at `offset`.

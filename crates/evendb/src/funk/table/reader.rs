@@ -1,6 +1,7 @@
 //! Reads a sorted table: footer and index at open, data blocks on demand.
 
 use super::format::{self, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION};
+use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, Decoder, FileKind};
 use crate::entry::{Entry, MAX_KEY_SIZE};
 use crate::error::{Error, Result};
@@ -25,6 +26,16 @@ pub(crate) struct TableReader {
     seed: u32,
     file: Arc<dyn StorageFile>,
     blocks: Vec<BlockHandle>,
+    /// The budget the index is charged to, with the amount.
+    charge: Option<(Arc<MemoryBudget>, u64)>,
+}
+
+impl Drop for TableReader {
+    fn drop(&mut self) {
+        if let Some((budget, n)) = self.charge.take() {
+            budget.release(Kind::Indexes, n);
+        }
+    }
 }
 
 impl TableReader {
@@ -77,7 +88,24 @@ impl TableReader {
             seed,
             file,
             blocks,
+            charge: None,
         })
+    }
+
+    /// Memory the block index takes.
+    pub fn index_bytes(&self) -> u64 {
+        self.blocks
+            .iter()
+            .map(|b| (b.last_key.len() + std::mem::size_of::<BlockHandle>()) as u64)
+            .sum()
+    }
+
+    /// Charges the block index to `budget` for as long as the reader lives.
+    pub fn charged(mut self, budget: &Arc<MemoryBudget>) -> Self {
+        let n = self.index_bytes();
+        budget.add(Kind::Indexes, n);
+        self.charge = Some((budget.clone(), n));
+        self
     }
 
     pub fn block_count(&self) -> usize {
@@ -89,29 +117,44 @@ impl TableReader {
         self.blocks.partition_point(|b| b.last_key.as_slice() < key)
     }
 
-    pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
+    /// The checked body of block `i` (empty past the last block).
+    fn block_body(&self, i: usize) -> Result<(Vec<u8>, usize, u64)> {
         let Some(b) = self.blocks.get(i) else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0, 0));
         };
         let mut buf = vec![0u8; b.len as usize];
         self.file
             .read_at(b.offset, &mut buf)
             .map_err(|e| Error::io(&self.path, e))?;
-        let corrupt = |d: &str| Error::corruption(&self.path, b.offset, d);
-        let body = checked_body(&buf, self.seed, b.offset)
-            .ok_or_else(|| corrupt("table block failed its checksum"))?;
-        format::decode_entries(body).ok_or_else(|| corrupt("malformed table block"))
+        let n = checked_body(&buf, self.seed, b.offset)
+            .ok_or_else(|| {
+                Error::corruption(&self.path, b.offset, "table block failed its checksum")
+            })?
+            .len();
+        Ok((buf, n, b.offset))
     }
 
-    /// The newest entry of `key` with version at most `max_version`.
-    pub fn get(&self, key: &[u8], max_version: u64) -> Result<Option<Entry>> {
+    pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
+        let (buf, n, offset) = self.block_body(i)?;
+        format::decode_entries(buf.get(..n).unwrap_or_default())
+            .ok_or_else(|| Error::corruption(&self.path, offset, "malformed table block"))
+    }
+
+    /// The newest entry of `key` whose version `admits` accepts.
+    pub fn get(&self, key: &[u8], admits: &dyn Fn(u64) -> bool) -> Result<Option<Entry>> {
         let mut i = self.block_for(key);
         while i < self.blocks.len() {
-            for e in self.read_block(i)? {
-                match e.key.as_slice().cmp(key) {
+            let (buf, n, offset) = self.block_body(i)?;
+            for e in format::entry_refs(buf.get(..n).unwrap_or_default()) {
+                let e = e.ok_or_else(|| {
+                    Error::corruption(&self.path, offset, "malformed table block")
+                })?;
+                match e.key.cmp(key) {
                     std::cmp::Ordering::Less => continue,
                     std::cmp::Ordering::Greater => return Ok(None),
-                    std::cmp::Ordering::Equal if e.version <= max_version => return Ok(Some(e)),
+                    std::cmp::Ordering::Equal if admits(e.version) => {
+                        return Ok(Some(e.to_entry()))
+                    }
                     std::cmp::Ordering::Equal => {}
                 }
             }

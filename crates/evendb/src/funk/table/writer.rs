@@ -75,6 +75,11 @@ impl TableWriter {
         Ok(())
     }
 
+    /// Bytes of the table so far (written blocks plus the open one).
+    pub fn bytes(&self) -> u64 {
+        self.offset + self.block.len() as u64
+    }
+
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.file
             .write_at(self.offset, bytes)

@@ -1,0 +1,162 @@
+//! The one memory budget: munks, the row cache, Bloom filters and table
+//! indexes all draw from it, so the store's accounted memory has one limit.
+//!
+//! Invariants:
+//! - `used` is the sum of the per-kind counters; both are changed together by
+//!   [`MemoryBudget::add`], [`MemoryBudget::try_reserve`] and
+//!   [`MemoryBudget::release`]. All counters are plain atomics (Relaxed): they
+//!   are figures for decisions, never used to publish data.
+//! - Growth that may be refused (munk loads, munk puts, row-cache inserts) goes
+//!   through [`MemoryBudget::try_reserve`], which never takes `used` past
+//!   `limit`. Growth that cannot be refused (a log part's filter, a table's
+//!   index when a funk opens) goes through [`MemoryBudget::add`] and is kept
+//!   small; when it pushes `used` over the limit, [`MemoryBudget::over`] asks
+//!   the munk cache to evict.
+//! - `peak` is the largest `used` seen (updated on every growth).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a charge to the budget is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Munks: cell arrays, keys, value versions.
+    Munks = 0,
+    /// The row cache.
+    RowCache = 1,
+    /// Bloom filters over log parts.
+    Filters = 2,
+    /// Table block indexes held in memory.
+    Indexes = 3,
+}
+
+const KINDS: usize = 4;
+
+#[derive(Debug)]
+pub(crate) struct MemoryBudget {
+    limit: u64,
+    used: AtomicU64,
+    peak: AtomicU64,
+    by_kind: [AtomicU64; KINDS],
+}
+
+/// A point-in-time view of the budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BudgetView {
+    pub limit: u64,
+    pub used: u64,
+    pub peak: u64,
+    pub munks: u64,
+    pub row_cache: u64,
+    pub filters: u64,
+    pub indexes: u64,
+}
+
+impl MemoryBudget {
+    pub fn new(limit: u64) -> Self {
+        MemoryBudget {
+            limit,
+            used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            by_kind: Default::default(),
+        }
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Bytes left before the limit (0 when over it).
+    pub fn free(&self) -> u64 {
+        self.limit.saturating_sub(self.used())
+    }
+
+    /// True when accounted memory is above the limit.
+    pub fn over(&self) -> bool {
+        self.used() > self.limit
+    }
+
+    /// Charges `n` bytes if that keeps `used` at or below the limit minus
+    /// `headroom`; returns whether it did.
+    pub fn try_reserve(&self, kind: Kind, n: u64, headroom: u64) -> bool {
+        let cap = self.limit.saturating_sub(headroom);
+        let mut cur = self.used.load(Ordering::Relaxed);
+        loop {
+            let Some(next) = cur.checked_add(n).filter(|&x| x <= cap) else {
+                return false;
+            };
+            match self
+                .used
+                .compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.by_kind[kind as usize].fetch_add(n, Ordering::Relaxed);
+                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    return true;
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Charges `n` bytes unconditionally (growth that cannot be refused).
+    pub fn add(&self, kind: Kind, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let now = self.used.fetch_add(n, Ordering::Relaxed) + n;
+        self.by_kind[kind as usize].fetch_add(n, Ordering::Relaxed);
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Returns `n` bytes charged earlier to `kind`.
+    pub fn release(&self, kind: Kind, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.used.fetch_sub(n, Ordering::Relaxed);
+        self.by_kind[kind as usize].fetch_sub(n, Ordering::Relaxed);
+    }
+
+    pub fn view(&self) -> BudgetView {
+        let k = |kind: Kind| self.by_kind[kind as usize].load(Ordering::Relaxed);
+        BudgetView {
+            limit: self.limit,
+            used: self.used(),
+            peak: self.peak.load(Ordering::Relaxed),
+            munks: k(Kind::Munks),
+            row_cache: k(Kind::RowCache),
+            filters: k(Kind::Filters),
+            indexes: k(Kind::Indexes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_never_pass_the_limit_minus_headroom() {
+        let b = MemoryBudget::new(1000);
+        assert!(b.try_reserve(Kind::Munks, 600, 100));
+        assert!(!b.try_reserve(Kind::Munks, 301, 100));
+        assert!(b.try_reserve(Kind::RowCache, 300, 100));
+        assert_eq!(b.used(), 900);
+        b.release(Kind::Munks, 600);
+        let v = b.view();
+        assert_eq!((v.used, v.munks, v.row_cache, v.peak), (300, 0, 300, 900));
+    }
+
+    #[test]
+    fn forced_growth_may_pass_the_limit_and_is_reported() {
+        let b = MemoryBudget::new(100);
+        b.add(Kind::Filters, 150);
+        assert!(b.over());
+        assert_eq!(b.free(), 0);
+        assert!(!b.try_reserve(Kind::Munks, 1, 0));
+    }
+}

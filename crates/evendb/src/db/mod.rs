@@ -1,0 +1,438 @@
+//! The [`Db`] handle: open, put, get, delete, scan, snapshot, flush, stats.
+
+mod open;
+mod read;
+mod write;
+
+pub(crate) use open::is_engine_file;
+
+use crate::cache::budget::MemoryBudget;
+use crate::cache::munks::MunkCache;
+use crate::cache::row::RowCache;
+use crate::chunk::{Chunk, Index};
+use crate::entry::MAX_VALUE_SIZE;
+use crate::error::{Error, Result};
+use crate::funk::log::LogConfig;
+use crate::funk::table::TableWriter;
+use crate::funk::OpenFiles;
+use crate::maintenance::Maintenance;
+use crate::manifest::Manifest;
+use crate::options::Options;
+use crate::recovery::RecoveryTable;
+use crate::scan::{Scan, Snapshot, SnapshotGuard};
+use crate::stats::{self, Counters, Stats};
+use crate::version::Versions;
+use crate::vfs::{Storage, StorageLock};
+use parking_lot::{Condvar, Mutex};
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A handle to an open store. Cheap to clone (`Arc`), `Send + Sync`; the
+/// store closes when the last clone is dropped (background work stops and
+/// buffered puts are synced).
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = evendb::Db::open(dir.path())?;
+/// db.put("app7|0001", "login")?;
+/// db.put("app7|0002", "click")?;
+/// assert_eq!(db.get("app7|0001")?.as_deref(), Some(&b"login"[..]));
+/// let events: Vec<_> = db.prefix("app7|").collect::<Result<_, _>>()?;
+/// assert_eq!(events.len(), 2);
+/// # Ok::<(), evendb::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Db {
+    pub(crate) inner: Arc<DbInner>,
+    _owner: Arc<Owner>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("dir", &self.inner.dir).finish()
+    }
+}
+
+/// The manifest as last published.
+/// Invariant: held (mutex) for the whole of every publish, so publishes are
+/// serialized and each one writes the full, current list.
+#[derive(Debug)]
+pub(crate) struct Published {
+    pub manifest: Manifest,
+}
+
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub storage: Arc<dyn Storage>,
+    pub opts: Options,
+    pub versions: Versions,
+    /// Versions of crashed epochs that reads must skip (fixed at open).
+    pub recovery: RecoveryTable,
+    pub index: Index,
+    pub published: Mutex<Published>,
+    pub counters: Counters,
+    pub budget: Arc<MemoryBudget>,
+    pub row_cache: RowCache,
+    pub munks: MunkCache,
+    pub log_config: LogConfig,
+    pub open_files: OpenFiles,
+    pub maintenance: Maintenance,
+    /// Accesses counted toward the next halving of chunk heats.
+    touches: std::sync::atomic::AtomicU64,
+    /// The access count at which heats are halved next.
+    next_decay: std::sync::atomic::AtomicU64,
+    poisoned: Mutex<Option<String>>,
+    /// Wakes the syncer at close.
+    pub shutdown: AtomicBool,
+    stop_lock: Mutex<()>,
+    stop_cv: Condvar,
+    _lock: Box<dyn StorageLock>,
+}
+
+/// Owns the background threads; dropping the last `Db` clone drops it.
+struct Owner {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        // Set the flags under each waiter's mutex, so a thread between its
+        // check of the flag and its wait cannot miss the notification.
+        {
+            let _s = self.inner.stop_lock.lock();
+            self.inner.shutdown.store(true, Ordering::Release);
+        }
+        self.inner.stop_cv.notify_all();
+        self.inner.maintenance.shut_down();
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        if let Err(e) = self.inner.flush() {
+            log::error!(
+                "closing {}: final sync failed: {e}",
+                self.inner.dir.display()
+            );
+        }
+    }
+}
+
+impl Db {
+    /// Opens the store at `path` with default [`Options`], creating it if
+    /// the directory is missing or empty.
+    ///
+    /// # Errors
+    /// See [`Options::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Db> {
+        Options::default().open(path)
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put(b"user42|thread7|msg3", b"hello")?;
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a key over
+    /// [`MAX_KEY_SIZE`](crate::MAX_KEY_SIZE) or a value over
+    /// [`MAX_VALUE_SIZE`] (before any I/O); [`Error::Poisoned`] after an
+    /// earlier write failure; I/O errors (which poison the store).
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let value = value.as_ref();
+        if value.len() > MAX_VALUE_SIZE {
+            return Err(Error::InvalidArgument(format!(
+                "value of {} bytes exceeds the limit of {MAX_VALUE_SIZE}",
+                value.len()
+            )));
+        }
+        self.inner.write(key.as_ref(), Some(value))
+    }
+
+    /// Removes `key` (a no-op if absent).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("k", "v")?;
+    /// db.delete("k")?;
+    /// assert_eq!(db.get("k")?, None);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Db::put`].
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.inner.write(key.as_ref(), None)
+    }
+
+    /// The current value of `key`. Never blocks: a get takes no lock and
+    /// waits for no other operation.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("k", "v")?;
+    /// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get("missing")?, None);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] if the bytes read fail their checks, I/O errors.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        stats::add(&self.inner.counters.gets, 1);
+        self.inner.get_at(key.as_ref(), None)
+    }
+
+    /// Key-value pairs whose keys fall in `range`, in key order, as of one
+    /// point in time (the scan's snapshot). An empty or inverted range
+    /// yields nothing.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// for k in ["a", "b", "c"] { db.put(k, k)?; }
+    /// let keys: Vec<Vec<u8>> = db.scan("a".."c").map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
+        stats::add(&self.inner.counters.scans, 1);
+        let (lo, hi) = crate::scan::announced_range(&range);
+        let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
+        Scan::new(Arc::new(snap), &range)
+    }
+
+    /// Key-value pairs whose keys start with `prefix`, in key order.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("app1|a", "1")?;
+    /// db.put("app2|a", "2")?;
+    /// assert_eq!(db.prefix("app1|").count(), 1);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
+        stats::add(&self.inner.counters.scans, 1);
+        let p = prefix.as_ref();
+        let hi = crate::scan::prefix_end(p);
+        let snap = SnapshotGuard::new(self.inner.clone(), p, hi.as_deref());
+        Scan::prefix(Arc::new(snap), p)
+    }
+
+    /// A consistent read view of the store as of now. Cheap (one version,
+    /// one registry entry); it keeps the versions it needs from being
+    /// dropped until it is dropped, so do not hold one for hours
+    /// ([`Stats::active_snapshots`] shows how many are held).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.put("k", "new")?;
+    /// assert_eq!(snap.get("k")?.as_deref(), Some(&b"old"[..]));
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone(), &[], None)))
+    }
+
+    /// Makes every put completed before the call durable.
+    ///
+    /// # Errors
+    /// I/O errors (which poison the store).
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    /// Rebuilds every chunk now: writes each chunk's data as a new table
+    /// (from its munk, or merging its table and logs), splitting and merging
+    /// chunks as their sizes ask. Normally this happens in the background as
+    /// logs fill; call it to reclaim space after mass deletes.
+    ///
+    /// # Errors
+    /// I/O and corruption errors.
+    pub fn compact(&self) -> Result<()> {
+        for chunk in self.inner.index.load().chunks.iter() {
+            crate::maintenance::compact_chunk(&self.inner, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// The store's counters, memory use and where gets were served.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+}
+
+impl DbInner {
+    pub fn check_poison(&self) -> Result<()> {
+        match &*self.poisoned.lock() {
+            Some(why) => Err(Error::Poisoned(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a write failure; writes fail from now until reopen.
+    pub fn poison<T>(&self, e: Error) -> Result<T> {
+        if matches!(e, Error::Io { .. }) {
+            self.poison_with(e.to_string());
+        }
+        Err(e)
+    }
+
+    /// Poisons the store with `why` (a failed write, a background panic).
+    pub fn poison_with(&self, why: String) {
+        let mut p = self.poisoned.lock();
+        if p.is_none() {
+            log::error!("poisoning {}: {why}", self.dir.display());
+            *p = Some(why);
+        }
+    }
+
+    /// Makes every put completed so far durable.
+    pub fn flush(&self) -> Result<()> {
+        for chunk in self.index.load().chunks.iter() {
+            let Some(funk) = chunk.funk() else {
+                continue;
+            };
+            for l in funk.logs().filter(|l| l.is_dirty()) {
+                match l.sync_all() {
+                    Ok(true) => stats::add(&self.counters.log_syncs, 1),
+                    Ok(false) => {}
+                    Err(e) => return self.poison(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Allocates a new file number (persisted with the next publish).
+    pub fn next_file_number(&self) -> u64 {
+        let mut p = self.published.lock();
+        let n = p.manifest.next_file;
+        p.manifest.next_file += 1;
+        n
+    }
+
+    /// Allocates a new chunk id (persisted with the next publish).
+    pub fn next_chunk_id(&self) -> u64 {
+        let mut p = self.published.lock();
+        let n = p.manifest.next_chunk_id;
+        p.manifest.next_chunk_id += 1;
+        n
+    }
+
+    /// Publishes a new manifest made by `change` from the current one: the
+    /// commit point of every change to the store's files. A failure poisons
+    /// the store.
+    pub fn publish(&self, change: impl FnOnce(&mut Manifest)) -> Result<()> {
+        let mut published = self.published.lock();
+        let mut manifest = published.manifest.clone();
+        change(&mut manifest);
+        if let Err(e) = manifest.store(self.storage.as_ref(), &self.dir) {
+            return self.poison(e);
+        }
+        published.manifest = manifest;
+        Ok(())
+    }
+
+    pub fn table_writer(&self, number: u64) -> Result<TableWriter> {
+        TableWriter::create(
+            self.storage.as_ref(),
+            &self.dir,
+            number,
+            self.opts.block_size,
+        )
+    }
+
+    /// Counts an access to `chunk` for the munk cache; every so often
+    /// (about 16 accesses per chunk) halves every chunk's heat, so heat
+    /// tracks recent popularity.
+    pub fn touch(&self, chunk: &Chunk) {
+        chunk.touch();
+        let n = self.touches.fetch_add(1, Ordering::Relaxed) + 1;
+        let due = self.next_decay.load(Ordering::Relaxed);
+        if n < due {
+            return;
+        }
+        let idx = self.index.load();
+        let next = n + (16 * idx.chunks.len() as u64).max(1024);
+        if self
+            .next_decay
+            .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            for c in &idx.chunks {
+                let h = c.heat.load(Ordering::Relaxed);
+                c.heat.store(h / 2, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The live chunk holding `key`.
+    pub fn chunk_for(&self, key: &[u8]) -> Result<Arc<Chunk>> {
+        self.index
+            .find(key)
+            .ok_or_else(|| Error::InvalidArgument("store has no chunks".into()))
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut s = self.counters.snapshot();
+        let idx = self.index.load();
+        s.chunks = idx.chunks.len() as u64;
+        s.munks = idx.chunks.iter().filter(|c| c.has_munk()).count() as u64;
+        s.active_snapshots = self.versions.active_snapshots() as u64;
+        let b = self.budget.view();
+        s.memory_budget = b.limit;
+        s.memory_used = b.used;
+        s.memory_peak = b.peak;
+        s.memory_munks = b.munks;
+        s.memory_row_cache = b.row_cache;
+        s.memory_filters = b.filters;
+        s.memory_indexes = b.indexes;
+        let (hits, misses) = self.row_cache.hit_counts();
+        s.row_cache_hits = hits;
+        s.row_cache_misses = misses;
+        s
+    }
+}
+
+/// Runs `f` on a background thread named `name`.
+pub(crate) fn spawn(
+    name: String,
+    dir: &Path,
+    f: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(f)
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// The syncer of `Buffered` durability: syncs dirty logs every interval.
+fn syncer(inner: &Arc<DbInner>, interval: std::time::Duration) {
+    let mut guard = inner.stop_lock.lock();
+    while !inner.shutdown.load(Ordering::Acquire) {
+        inner.stop_cv.wait_for(&mut guard, interval);
+        drop(guard);
+        if let Err(e) = inner.flush() {
+            log::error!("background sync of {} failed: {e}", inner.dir.display());
+        }
+        guard = inner.stop_lock.lock();
+    }
+}

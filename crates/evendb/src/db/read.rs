@@ -1,0 +1,107 @@
+//! Gets, and the lazy opening of funks.
+//!
+//! A get takes no lock and waits for nothing: it finds the chunk through the
+//! lock-free index, then reads, in order, the munk (if the chunk has one:
+//! the munk holds the chunk's whole data), the row cache, and the funk (log
+//! parts whose Bloom filter may hold the key, then the table). The only lock
+//! on the way is the one-time opening of a funk never used before.
+
+use super::DbInner;
+use crate::cache::row::Tag;
+use crate::chunk::{task, Chunk};
+use crate::error::Result;
+use crate::funk::{Funk, ReadView};
+use crate::stats;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Accesses (since the last halving) after which a munk-less chunk asks for
+/// a munk.
+pub(crate) const LOAD_HEAT: u32 = 8;
+
+impl DbInner {
+    /// The chunk's funk, opening it on first use.
+    pub(crate) fn open_funk(&self, chunk: &Chunk) -> Result<Arc<Funk>> {
+        if let Some(f) = chunk.funk() {
+            return Ok(f);
+        }
+        let _g = chunk.open_lock();
+        if let Some(f) = chunk.funk() {
+            return Ok(f);
+        }
+        let files = chunk.files.lock().clone();
+        let src = crate::funk::FileSource {
+            storage: self.storage.as_ref(),
+            dir: &self.dir,
+            log_config: &self.log_config,
+            open_files: &self.open_files,
+            budget: &self.budget,
+        };
+        let (funk, info) = Funk::open(&src, &files)?;
+        stats::add(&self.counters.torn_tail_bytes, info.truncated);
+        stats::add(&self.counters.funks_opened, 1);
+        chunk
+            .counter
+            .fetch_max(info.max_counter + 1, Ordering::AcqRel);
+        let funk = Arc::new(funk);
+        chunk.set_funk(funk.clone());
+        Ok(funk)
+    }
+
+    /// The value of `key` at `version` (`None`: the latest).
+    pub(crate) fn get_at(&self, key: &[u8], version: Option<u64>) -> Result<Option<Vec<u8>>> {
+        let chunk = self.chunk_for(key)?;
+        self.touch(&chunk);
+        let max_version = version.unwrap_or(u64::MAX);
+        let c = &self.counters;
+        if let Some(m) = chunk.munk() {
+            stats::add(&c.gets_munk, 1);
+            return Ok(m
+                .get(key, max_version)
+                .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec)));
+        }
+        let tag = Tag {
+            chunk_id: chunk.id,
+            generation: chunk.generation.load(Ordering::Acquire),
+        };
+        if version.is_none() {
+            if let Some(v) = self.row_cache.get(key, tag) {
+                stats::add(&c.gets_row_cache, 1);
+                return Ok(v.map(|v| v.to_vec()));
+            }
+        }
+        let funk = self.open_funk(&chunk)?;
+        let applied = chunk.applied.load(Ordering::Acquire);
+        let view = ReadView {
+            max_version,
+            recovery: &self.recovery,
+        };
+        let (found, source) = funk.get(key, view)?;
+        stats::add(
+            match source {
+                crate::funk::Source::Log => &c.gets_log,
+                crate::funk::Source::Table => &c.gets_table,
+                crate::funk::Source::Nowhere => &c.gets_absent,
+            },
+            1,
+        );
+        let value = found.and_then(|e| e.value);
+        if version.is_none() {
+            let cached: Option<Arc<[u8]>> = value.as_deref().map(Arc::from);
+            self.row_cache.insert(key, cached, tag, || {
+                chunk.applied.load(Ordering::Acquire) == applied
+                    && chunk.generation.load(Ordering::Acquire) == tag.generation
+            });
+        }
+        self.wants_munk(&chunk)?;
+        Ok(value)
+    }
+
+    /// Asks for a munk for a munk-less chunk that has become hot.
+    pub(crate) fn wants_munk(&self, chunk: &Arc<Chunk>) -> Result<()> {
+        if chunk.heat.load(Ordering::Relaxed) >= LOAD_HEAT && !chunk.has_munk() {
+            self.schedule(chunk, task::MUNK_LOAD)?;
+        }
+        Ok(())
+    }
+}

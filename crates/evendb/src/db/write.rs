@@ -1,0 +1,160 @@
+//! The one write path: puts and deletes.
+//!
+//! 1. Check sizes (before any I/O) and the poison flag.
+//! 2. Find the chunk (lock-free index), open its funk if needed, and take
+//!    its rebalance lock shared; retry if the chunk was replaced meanwhile.
+//! 3. If the chunk has a munk, reserve room in it first (a cell for a new
+//!    key, bytes in the memory budget), so nothing can refuse the put after
+//!    its record is in the log. A full munk is rebalanced, and a full budget
+//!    evicts colder munks, with no lock held; then the put starts over.
+//! 4. Announce the put in the pending-operations array and read its version.
+//! 5. Append the record to the funk's active log segment (which takes the
+//!    chunk's next counter), then add the version to the munk, or, for a
+//!    munk-less chunk, refresh the key in the row cache if it is there.
+//! 6. Clear the announcement, release the lock; in `Sync` mode sync the
+//!    segment (concurrent puts share fsyncs). Queue maintenance the chunk
+//!    now needs.
+
+use super::DbInner;
+use crate::cache::row::Tag;
+use crate::chunk::{task, Chunk};
+use crate::entry::MAX_KEY_SIZE;
+use crate::error::{Error, Result};
+use crate::funk::Funk;
+use crate::munk::{Munk, Refusal, Version};
+use crate::options::Durability;
+use crate::stats;
+use std::sync::atomic::Ordering;
+
+impl DbInner {
+    pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        if key.len() > MAX_KEY_SIZE {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds the limit of {MAX_KEY_SIZE}",
+                key.len()
+            )));
+        }
+        self.check_poison()?;
+        let value_len = value.map_or(0, <[u8]>::len);
+        loop {
+            let chunk = self.chunk_for(key)?;
+            self.touch(&chunk);
+            self.open_funk(&chunk)?;
+            let guard = chunk.rebalance.read();
+            if chunk.is_retired() {
+                continue;
+            }
+            let Some(funk) = chunk.funk() else {
+                continue;
+            };
+            let munk = chunk.munk();
+            let reservation = match &munk {
+                None => None,
+                Some(m) => match m.reserve(key, value_len, self.munk_headroom()) {
+                    Ok(r) => Some(r),
+                    Err(Refusal::Full) => {
+                        drop(guard);
+                        crate::maintenance::munk_rebalance(self, &chunk)?;
+                        continue;
+                    }
+                    Err(Refusal::NoMemory(n)) => {
+                        drop(guard);
+                        if !crate::maintenance::make_room(self, n, Some(&chunk)) {
+                            // Nothing colder to evict: this chunk goes on
+                            // without its munk.
+                            crate::maintenance::evict_munk(self, &chunk);
+                        }
+                        continue;
+                    }
+                },
+            };
+            let ticket = self.versions.begin_put(key);
+            let appended = match funk
+                .active
+                .append(key, value, ticket.version, &chunk.counter)
+            {
+                Ok(a) => a,
+                Err(e) => return self.poison(e),
+            };
+            match (&munk, reservation) {
+                (Some(m), Some(r)) => {
+                    let node = Version::new(value, ticket.version, appended.ptr.counter);
+                    m.insert(r, key, node, self.versions.watermark());
+                }
+                _ => {
+                    chunk.applied.fetch_add(1, Ordering::AcqRel);
+                    let tag = Tag {
+                        chunk_id: chunk.id,
+                        generation: chunk.generation.load(Ordering::Acquire),
+                    };
+                    self.row_cache.update_if_present(key, value, tag);
+                }
+            }
+            drop(ticket);
+            drop(guard);
+
+            let c = &self.counters;
+            stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
+            stats::add(&c.user_bytes_written, (key.len() + value_len) as u64);
+            stats::add(&c.log_bytes_written, appended.ptr.record_len());
+            if self.opts.durability == Durability::Sync {
+                match funk.active.sync_to(appended.end) {
+                    Ok(true) => stats::add(&c.log_syncs, 1),
+                    Ok(false) => {}
+                    Err(e) => return self.poison(e),
+                }
+            }
+            self.after_put(&chunk, &funk, munk.as_deref())?;
+            return Ok(());
+        }
+    }
+
+    /// Budget bytes munk puts leave free, for growth that cannot wait (log
+    /// filters, table indexes, rebuilds).
+    pub(crate) fn munk_headroom(&self) -> u64 {
+        (self.budget.limit() / 64).min(4 << 20)
+    }
+
+    /// Queues (or, without maintenance threads, runs) what the chunk needs
+    /// after a put: a funk rebalance when its log is full, a munk rebalance
+    /// (and maybe a split) when its munk is.
+    fn after_put(
+        &self,
+        chunk: &std::sync::Arc<Chunk>,
+        funk: &Funk,
+        munk: Option<&Munk>,
+    ) -> Result<()> {
+        let log = funk.active.len();
+        let limit = match munk {
+            Some(_) => self.opts.munk_log_limit(),
+            None => self.opts.max_log_size,
+        };
+        if let Some(m) = munk {
+            if m.wants_rebalance() || m.bytes() > self.opts.max_chunk_size * 5 / 4 {
+                self.schedule(chunk, task::MUNK_REBALANCE)?;
+            }
+        }
+        if log > limit {
+            // A log far past its limit means maintenance is behind: this
+            // put does the rebuild itself rather than let reads slow down.
+            if log > limit.saturating_mul(4) {
+                crate::maintenance::funk_rebalance(self, chunk)?;
+            } else {
+                self.schedule(chunk, task::FUNK_REBALANCE)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues `task` for `chunk`, or runs it now when there are no
+    /// maintenance threads.
+    pub(crate) fn schedule(&self, chunk: &std::sync::Arc<Chunk>, bits: u8) -> Result<()> {
+        if self.opts.maintenance_threads == 0 {
+            return crate::maintenance::run_task(self, chunk, bits);
+        }
+        if chunk.mark_queued(bits) {
+            self.maintenance.push(chunk.clone(), bits);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,169 @@
+//! Munk load, eviction and rebalance (in-memory compaction).
+//!
+//! **Load** (a munk-less chunk became hot), holding `funk_change`:
+//! 1. note each log segment's length, and read the funk up to them (table
+//!    plus logs, keys of the chunk's range), keeping per key the versions
+//!    readers may need; build the munk, if the budget has room;
+//! 2. under `rebalance` held exclusively, add the records appended since
+//!    step 1 (a few, read from the page cache), install the munk.
+//!
+//! **Eviction**: under `rebalance` held exclusively, remove the munk; the
+//! funk has every record, so reads simply go back to it. Memory returns to
+//! the budget when the last reader of the munk lets go of it.
+//!
+//! **Munk rebalance**: under `rebalance` held exclusively (puts wait; gets
+//! and scans read the old munk, which no put changes now), build a sorted,
+//! compacted munk from the old one — sharing keys and version chains, so
+//! nothing is copied but the cell array — and swap it in. A munk over
+//! `max_chunk_size` is split instead (see `split`).
+
+use super::split::munk_split;
+use crate::chunk::Chunk;
+use crate::db::DbInner;
+use crate::error::Result;
+use crate::munk::{build, Munk, MunkEntry, Version};
+use crate::stats;
+use std::sync::Arc;
+
+/// Loads a munk for `chunk` if the budget has room or colder munks can make
+/// it. Returns true if the chunk has a munk afterwards.
+pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
+    let Some(own) = chunk.funk_change.try_lock() else {
+        return Ok(false);
+    };
+    if chunk.is_retired() || chunk.has_munk() {
+        return Ok(chunk.has_munk());
+    }
+    let funk = inner.open_funk(chunk)?;
+    // The munk needs about the chunk's data plus per-entry overhead.
+    let need = funk.size_bytes() + funk.size_bytes() / 4;
+    let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
+    let headroom = inner.munk_headroom();
+    for _ in 0..8 {
+        if inner.budget.free() >= need + headroom {
+            break;
+        }
+        match inner.munks.coldest(Some(chunk)) {
+            Some(victim) if victim.heat.load(std::sync::atomic::Ordering::Relaxed) * 2 < heat => {
+                evict_munk(inner, &victim);
+            }
+            _ => return Ok(false),
+        }
+    }
+    load_munk(inner, chunk, &own)
+}
+
+/// Builds and installs a munk for `chunk` (see the module doc). The caller
+/// holds `funk_change`. Returns false if the budget had no room.
+pub(crate) fn load_munk(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    _own: &parking_lot::MutexGuard<'_, ()>,
+) -> Result<bool> {
+    if chunk.has_munk() {
+        return Ok(true);
+    }
+    let funk = inner.open_funk(chunk)?;
+    let limits: Vec<u64> = funk.logs().map(|l| l.len()).collect();
+    let w = inner.versions.refresh_watermark();
+    let mut entries = Vec::new();
+    for group in funk.key_groups(
+        &chunk.min_key,
+        chunk.end_key.as_deref(),
+        Some(&limits),
+        &inner.recovery,
+    )? {
+        let (key, versions) = group?;
+        entries.extend(MunkEntry::from_versions(&key, versions, w));
+    }
+    let spare = entries.len() / 2 + 64;
+    let Some(munk) = Munk::build(entries, spare, &inner.budget, false) else {
+        return Ok(false);
+    };
+    let frozen = chunk.rebalance.write();
+    for (log, &limit) in funk.logs().zip(&limits) {
+        if log.len() <= limit {
+            continue;
+        }
+        let image = log.image_range(limit, log.len())?;
+        for r in &image.records {
+            let key = image.key(r);
+            if !chunk.contains(key) || !inner.recovery.visible(r.version) {
+                continue;
+            }
+            let value = image.value(r);
+            let Ok(res) = munk.reserve(key, value.map_or(0, <[u8]>::len), 0) else {
+                return Ok(false);
+            };
+            munk.insert(res, key, Version::new(value, r.version, r.counter), w);
+        }
+    }
+    chunk.set_munk(&frozen, Some(Arc::new(munk)));
+    drop(frozen);
+    inner.munks.add(chunk);
+    stats::add(&inner.counters.munk_loads, 1);
+    Ok(true)
+}
+
+/// Removes the chunk's munk, if any.
+pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
+    let frozen = chunk.rebalance.write();
+    let old = chunk.set_munk(&frozen, None);
+    drop(frozen);
+    inner.munks.remove(chunk);
+    if old.is_some() {
+        stats::add(&inner.counters.munk_evictions, 1);
+    }
+}
+
+/// Compacts the chunk's munk in memory, or splits the chunk if the munk is
+/// over `max_chunk_size`.
+pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    let Some(m) = chunk.munk() else {
+        return Ok(());
+    };
+    if m.bytes() > inner.opts.max_chunk_size {
+        if let Some(own) = chunk.funk_change.try_lock() {
+            if !chunk.is_retired() {
+                return munk_split(inner, chunk, own);
+            }
+            return Ok(());
+        }
+    }
+    let frozen = chunk.rebalance.write();
+    if chunk.is_retired() {
+        return Ok(());
+    }
+    let Some(m) = chunk.munk() else {
+        return Ok(());
+    };
+    if !m.wants_rebalance() {
+        // Rebalanced by another thread meanwhile.
+        return Ok(());
+    }
+    let w = inner.versions.refresh_watermark();
+    let entries = build::pruned(m.entries(), w);
+    let spare = entries.len() / 2 + 64;
+    let new = Munk::build(entries, spare, &inner.budget, true);
+    chunk.set_munk(&frozen, new.map(Arc::new));
+    stats::add(&inner.counters.munk_rebalances, 1);
+    Ok(())
+}
+
+/// Evicts the coldest munks (never `except`'s) until `n` bytes fit in the
+/// budget besides the headroom, or nothing colder is left. Evicts a few at
+/// most per call: memory returns when readers let go of the munks, so a
+/// call cannot always see its effect at once. Returns whether `n` fits.
+pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) -> bool {
+    let target = n + inner.munk_headroom();
+    for _ in 0..4 {
+        if inner.budget.free() >= target && !inner.budget.over() {
+            return true;
+        }
+        match inner.munks.coldest(except) {
+            Some(victim) => evict_munk(inner, &victim),
+            None => break,
+        }
+    }
+    inner.budget.free() >= target
+}

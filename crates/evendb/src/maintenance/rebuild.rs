@@ -1,0 +1,293 @@
+//! Funk rebalance: rewrite a chunk's data as a new table, from its munk if
+//! it has one, else by merging its table and logs, splitting the chunk when
+//! the data has outgrown it.
+//!
+//! 1. Hold `funk_change` (try_lock; a busy chunk is left to the holder).
+//! 2. **Divert**: create an empty segment, publish the manifest listing it
+//!    as the chunk's newest log, then — holding `rebalance` exclusively for
+//!    a pointer swap only — make it the active segment and note the chunk's
+//!    counter `cut`. Every put before has a counter below `cut` and is in a
+//!    frozen segment; every put after lands in the new one.
+//! 3. With no lock held, write the new table(s): from the munk (versions
+//!    with counters below `cut`), or from the frozen funk (table and
+//!    frozen segments, keys of the chunk's range), keeping what readers may
+//!    need (`gc_group`).
+//! 4. Publish the manifest with the new files (the commit point), then swap
+//!    the funk in (the active segment is the same object, so no put is
+//!    blocked), or, for a split, retire the chunk for its parts.
+//! 5. Remove files no chunk refers to any more.
+//!
+//! A crash before 4's publish leaves the chunk with its old files and the
+//! (maybe empty) diverted segment; after it, the new ones. Unreferenced
+//! files are removed at the next open.
+
+use super::{count, gc_group, split};
+use crate::chunk::Chunk;
+use crate::db::DbInner;
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::funk::log::LogSegment;
+use crate::funk::table::TableReader;
+use crate::funk::{Funk, FunkFiles};
+use crate::manifest::ChunkRecord;
+use crate::munk::MunkEntry;
+use parking_lot::MutexGuard;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Rebuilds the chunk's funk now (splitting it if it grew too large).
+pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    inner.check_poison()?;
+    let Some(own) = chunk.funk_change.try_lock() else {
+        return Ok(());
+    };
+    if chunk.is_retired() {
+        return Ok(());
+    }
+    inner.open_funk(chunk)?;
+    if let Some(m) = chunk.munk() {
+        if m.bytes() > inner.opts.max_chunk_size {
+            return split::munk_split(inner, chunk, own);
+        }
+    }
+    rebuild_locked(inner, chunk, &own)
+}
+
+/// Step 2: diverts the chunk's puts to a new segment. Returns the funk as
+/// it was (now frozen whole), the counter cut and the new segment.
+pub(super) fn divert(
+    inner: &DbInner,
+    chunk: &Chunk,
+    _own: &MutexGuard<'_, ()>,
+) -> Result<(Arc<Funk>, u64, Arc<LogSegment>)> {
+    let segment = new_segment(inner)?;
+    let number = segment.number;
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files.logs.push(number);
+        }
+    })?;
+    chunk.files.lock().logs.push(number);
+    let frozen = chunk.rebalance.write();
+    let old = chunk
+        .funk()
+        .ok_or_else(|| Error::InvalidArgument("diverting a chunk whose funk is not open".into()))?;
+    chunk.set_funk(Arc::new(old.with_segment(segment.clone())));
+    let cut = chunk.counter.load(std::sync::atomic::Ordering::Acquire);
+    drop(frozen);
+    Ok((old, cut, segment))
+}
+
+/// A new, empty log segment, registered as open.
+pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
+    let number = inner.next_file_number();
+    let segment = Arc::new(LogSegment::create(
+        inner.storage.as_ref(),
+        &inner.dir,
+        number,
+        &inner.log_config,
+    )?);
+    inner.open_files.add_log(&segment);
+    Ok(segment)
+}
+
+/// Steps 2–5 for a chunk whose `funk_change` the caller holds.
+fn rebuild_locked(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
+    let started = Instant::now();
+    let (frozen, cut, segment) = divert(inner, chunk, own)?;
+    let w = inner.versions.refresh_watermark();
+    let max = inner.opts.max_chunk_size;
+    let outputs = match chunk.munk() {
+        Some(m) => {
+            let mut out = TableOutput::new(inner, u64::MAX);
+            for e in m.entries() {
+                for entry in e.table_entries(cut, w) {
+                    out.add(&entry)?;
+                }
+            }
+            out.finish()?
+        }
+        None => {
+            let mut out = TableOutput::new(inner, max * 3 / 4);
+            let groups = frozen.key_groups(
+                &chunk.min_key,
+                chunk.end_key.as_deref(),
+                None,
+                &inner.recovery,
+            )?;
+            for group in groups {
+                let (_, versions) = group?;
+                for entry in gc_group(versions, w) {
+                    out.add(&entry)?;
+                }
+            }
+            out.finish()?
+        }
+    };
+    let old_files = frozen.files();
+    if outputs.len() <= 1 {
+        let table = outputs.into_iter().next().map(|(_, t)| t);
+        let funk = Funk {
+            table,
+            frozen: Vec::new(),
+            active: segment,
+        };
+        let files = funk.files();
+        inner.publish(|m| {
+            if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+                c.files = files.clone();
+            }
+        })?;
+        *chunk.files.lock() = files;
+        chunk.set_funk(Arc::new(funk));
+        count(inner, &inner.counters.rebalances, started);
+    } else {
+        split::commit_funk_split(inner, chunk, outputs, segment)?;
+        count(inner, &inner.counters.splits, started);
+    }
+    remove_unreferenced(inner, &[old_files]);
+    Ok(())
+}
+
+/// Rebuilds a chunk from its munk with the counter cut of its creation:
+/// the second phase of a split (see `split`). Its active segment holds
+/// exactly the puts since the cut, so it stays the active segment and no
+/// divert is needed.
+pub(super) fn rebuild_from_munk_since(
+    inner: &DbInner,
+    chunk: &Chunk,
+    entries: &[MunkEntry],
+    cut: u64,
+) -> Result<()> {
+    let w = inner.versions.refresh_watermark();
+    let mut out = TableOutput::new(inner, u64::MAX);
+    for e in entries {
+        for entry in e.table_entries(cut, w) {
+            out.add(&entry)?;
+        }
+    }
+    let table = out.finish()?.into_iter().next().map(|(_, t)| t);
+    let old = chunk
+        .funk()
+        .ok_or_else(|| Error::InvalidArgument("a split part without a funk".into()))?;
+    let funk = Funk {
+        table,
+        frozen: Vec::new(),
+        active: old.active.clone(),
+    };
+    let files = funk.files();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files = files.clone();
+        }
+    })?;
+    *chunk.files.lock() = files;
+    chunk.set_funk(Arc::new(funk));
+    remove_unreferenced(inner, &[old.files()]);
+    Ok(())
+}
+
+/// Tables written from entries in order, cut at key boundaries when one
+/// passes `target` bytes.
+pub(super) struct TableOutput<'a> {
+    inner: &'a DbInner,
+    target: u64,
+    current: Option<(Vec<u8>, crate::funk::table::TableWriter, u64)>,
+    done: Vec<(Vec<u8>, Arc<TableReader>)>,
+    last_key: Option<Vec<u8>>,
+}
+
+impl<'a> TableOutput<'a> {
+    pub fn new(inner: &'a DbInner, target: u64) -> Self {
+        TableOutput {
+            inner,
+            target,
+            current: None,
+            done: Vec::new(),
+            last_key: None,
+        }
+    }
+
+    pub fn add(&mut self, e: &Entry) -> Result<()> {
+        let new_key = self.last_key.as_deref() != Some(e.key.as_slice());
+        if new_key
+            && self
+                .current
+                .as_ref()
+                .is_some_and(|(_, w, _)| w.bytes() >= self.target)
+        {
+            self.close()?;
+        }
+        if self.current.is_none() {
+            let number = self.inner.next_file_number();
+            let w = self.inner.table_writer(number)?;
+            self.current = Some((e.key.clone(), w, number));
+        }
+        if let Some((_, w, _)) = self.current.as_mut() {
+            if let Err(err) = w.add(e) {
+                return self.inner.poison(err);
+            }
+        }
+        if new_key {
+            self.last_key = Some(e.key.clone());
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let Some((first, w, number)) = self.current.take() else {
+            return Ok(());
+        };
+        let size = match w.finish() {
+            Ok(s) => s,
+            Err(e) => return self.inner.poison(e),
+        };
+        crate::stats::add(&self.inner.counters.table_bytes_written, size);
+        let reader = self.inner.open_files.table(number, || {
+            TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)
+                .map(|t| t.charged(&self.inner.budget))
+        })?;
+        self.done.push((first, reader));
+        Ok(())
+    }
+
+    /// The tables written, each with its first key.
+    pub fn finish(mut self) -> Result<Vec<(Vec<u8>, Arc<TableReader>)>> {
+        self.close()?;
+        Ok(self.done)
+    }
+}
+
+/// The manifest record of a chunk.
+pub(super) fn record(chunk: &Chunk, files: FunkFiles) -> ChunkRecord {
+    ChunkRecord {
+        id: chunk.id,
+        min_key: chunk.min_key.clone(),
+        files,
+    }
+}
+
+/// Removes the files of `old` that the manifest no longer refers to.
+pub(super) fn remove_unreferenced(inner: &DbInner, old: &[FunkFiles]) {
+    let live: HashSet<u64> = inner.published.lock().manifest.live_files().collect();
+    for f in old {
+        for &n in f.table.iter().chain(f.logs.iter()) {
+            if live.contains(&n) {
+                continue;
+            }
+            inner.open_files.forget(n);
+            for name in [
+                crate::funk::table::TableWriter::file_name(n),
+                LogSegment::file_name(n),
+            ] {
+                let p = inner.dir.join(name);
+                if inner.storage.exists(&p).unwrap_or(false) {
+                    if let Err(e) = inner.storage.remove(&p) {
+                        log::warn!("could not remove {}: {e}", p.display());
+                    }
+                }
+            }
+        }
+    }
+}

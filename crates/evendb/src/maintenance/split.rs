@@ -1,0 +1,216 @@
+//! Splits: replacing a chunk by two or more chunks over parts of its range.
+//!
+//! **Munk split** (a chunk whose munk outgrew `max_chunk_size`), in two
+//! phases as in the paper:
+//!
+//! 0. With no chunk lock held, create one empty log segment per part and
+//!    publish them as extra logs of the chunk (so a crash at any later point
+//!    loses nothing: the old chunk's file list covers every record).
+//! 1. **Immutable phase**, under the chunk's `rebalance` lock held
+//!    exclusively, in memory only: cut the munk's compacted entries into
+//!    parts of about equal size; make one new chunk per part, with the
+//!    part as its munk, the old chunk's funk (shared) plus its own new
+//!    segment as active log, and the old chunk's counter; retire the old
+//!    chunk for them and swap them into the index. Puts waiting on the old
+//!    chunk then go to the new ones; readers of the old chunk go on, since
+//!    it no longer changes.
+//! 2. Publish the manifest with the new chunks (each listing the shared old
+//!    files plus its own segment). Then, for each new chunk that would read
+//!    mostly someone else's data from the shared files, write its own table
+//!    from its munk (versions with counters below the split's cut) and keep
+//!    its segment as its only log: no record is copied, and puts go on
+//!    throughout. A part that owns most of the shared data keeps sharing it
+//!    until its own funk rebalance, so a split rewrites little.
+//!
+//! **Funk split** (a munk-less chunk whose rebuilt data needs several
+//! tables): the rebuild already diverted the chunk's puts to one new
+//! segment and wrote one table per part; the parts share that segment as
+//! their active log. Publish them, then, under the old chunk's `rebalance`
+//! lock, retire it and swap the parts into the index.
+
+use super::count;
+use super::rebuild::{new_segment, rebuild_from_munk_since, record, remove_unreferenced};
+use crate::chunk::Chunk;
+use crate::db::DbInner;
+use crate::error::Result;
+use crate::funk::log::LogSegment;
+use crate::funk::table::TableReader;
+use crate::funk::{Funk, FunkFiles};
+use crate::munk::{build, Munk, MunkEntry};
+use parking_lot::MutexGuard;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Splits a chunk with a munk; the caller holds its `funk_change`.
+pub(super) fn munk_split(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    own: MutexGuard<'_, ()>,
+) -> Result<()> {
+    let started = Instant::now();
+    let max = inner.opts.max_chunk_size;
+    let Some(munk) = chunk.munk() else {
+        return Ok(());
+    };
+    let parts = munk.bytes().div_ceil(max * 3 / 4).max(2) as usize;
+    // Step 0.
+    let mut segments = Vec::with_capacity(parts);
+    for _ in 0..parts {
+        segments.push(new_segment(inner)?);
+    }
+    let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files.logs.extend(&numbers);
+        }
+    })?;
+    chunk.files.lock().logs.extend(&numbers);
+
+    // Step 1.
+    let frozen = chunk.rebalance.write();
+    let (Some(munk), Some(funk)) = (chunk.munk(), chunk.funk()) else {
+        // Evicted meanwhile: a funk rebuild will split it.
+        return Ok(());
+    };
+    let w = inner.versions.refresh_watermark();
+    let entries = build::pruned(munk.entries(), w);
+    let pieces = build::cut(entries, parts);
+    let cut = chunk.counter.load(Ordering::Acquire);
+    let mut children: Vec<Arc<Chunk>> = Vec::with_capacity(pieces.len());
+    let mut child_entries: Vec<Vec<MunkEntry>> = Vec::with_capacity(pieces.len());
+    let mins: Vec<Vec<u8>> = pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (i, p.first()) {
+            (0, _) | (_, None) => chunk.min_key.clone(),
+            (_, Some(e)) => e.key.to_vec(),
+        })
+        .collect();
+    for (i, piece) in pieces.into_iter().enumerate() {
+        let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
+        let child_funk = funk.with_segment(segments[i].clone());
+        let child = Arc::new(Chunk::new(
+            inner.next_chunk_id(),
+            mins[i].clone(),
+            end,
+            child_funk.files(),
+        ));
+        child.counter.store(cut, Ordering::Release);
+        child.set_funk(Arc::new(child_funk));
+        let spare = piece.len() / 2 + 64;
+        let m = Munk::build(piece.clone(), spare, &inner.budget, true);
+        {
+            let g = child.rebalance.write();
+            child.set_munk(&g, m.map(Arc::new));
+        }
+        child_entries.push(piece);
+        children.push(child);
+    }
+    // Hold the parts' funk_change through phase 2.
+    let child_locks: Vec<_> = children.iter().map(|c| c.funk_change.lock_arc()).collect();
+    chunk.retire(children.clone());
+    inner.index.replace(std::slice::from_ref(chunk), &children);
+    inner.munks.remove(chunk);
+    for c in &children {
+        inner.munks.add(c);
+    }
+    drop(frozen);
+    drop(own);
+    drop(munk);
+
+    // Step 2.
+    let records: Vec<_> = children
+        .iter()
+        .map(|c| record(c, c.files.lock().clone()))
+        .collect();
+    inner.publish(|m| replace_records(m, &[chunk.id], records))?;
+    let shared = funk.size_bytes().max(1);
+    for (child, entries) in children.iter().zip(&child_entries) {
+        let owned: u64 = entries.iter().map(MunkEntry::charge).sum();
+        // A part that owns under two thirds of the shared data rewrites its
+        // own table now; the others keep sharing until their next rebuild.
+        if owned * 3 < shared * 2 {
+            rebuild_from_munk_since(inner, child, entries, cut)?;
+        }
+    }
+    drop(child_locks);
+    let unused = FunkFiles {
+        table: None,
+        logs: numbers[children.len()..].to_vec(),
+    };
+    remove_unreferenced(inner, &[funk.files(), unused]);
+    count(inner, &inner.counters.splits, started);
+    Ok(())
+}
+
+/// Commits a funk split: `outputs` (first key, table) per part, all parts
+/// sharing `segment` as their active log.
+pub(super) fn commit_funk_split(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    outputs: Vec<(Vec<u8>, Arc<TableReader>)>,
+    segment: Arc<LogSegment>,
+) -> Result<()> {
+    let n = outputs.len();
+    let mut children = Vec::with_capacity(n);
+    let mins: Vec<Vec<u8>> = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| {
+            if i == 0 {
+                chunk.min_key.clone()
+            } else {
+                k.clone()
+            }
+        })
+        .collect();
+    for (i, (_, table)) in outputs.into_iter().enumerate() {
+        let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
+        let funk = Funk {
+            table: Some(table),
+            frozen: Vec::new(),
+            active: segment.clone(),
+        };
+        let child = Arc::new(Chunk::new(
+            inner.next_chunk_id(),
+            mins[i].clone(),
+            end,
+            funk.files(),
+        ));
+        child.set_funk(Arc::new(funk));
+        children.push(child);
+    }
+    let records: Vec<_> = children
+        .iter()
+        .map(|c| record(c, c.files.lock().clone()))
+        .collect();
+    inner.publish(|m| replace_records(m, &[chunk.id], records))?;
+    let frozen = chunk.rebalance.write();
+    let cut = chunk.counter.load(Ordering::Acquire);
+    for c in &children {
+        c.counter.store(cut, Ordering::Release);
+    }
+    chunk.retire(children.clone());
+    inner.index.replace(std::slice::from_ref(chunk), &children);
+    drop(frozen);
+    Ok(())
+}
+
+/// Replaces the records of the adjacent chunks `old` (in key order) by
+/// `new`, at their position.
+pub(super) fn replace_records(
+    m: &mut crate::manifest::Manifest,
+    old: &[u64],
+    new: Vec<crate::manifest::ChunkRecord>,
+) {
+    let pos = m
+        .chunks
+        .iter()
+        .position(|c| old.contains(&c.id))
+        .unwrap_or(m.chunks.len());
+    m.chunks.retain(|c| !old.contains(&c.id));
+    for (k, r) in new.into_iter().enumerate() {
+        m.chunks.insert(pos + k, r);
+    }
+}

@@ -1,0 +1,152 @@
+//! Building munks and reading them out whole: from a funk (munk load), from
+//! another munk (munk rebalance, split), and into table entries (funk
+//! rebalance from a munk, the second phase of a split).
+
+use super::{chain_charge, Version, CELL_OVERHEAD};
+use crate::entry::Entry;
+use std::sync::Arc;
+
+/// One key of a munk with its version chain (newest first).
+#[derive(Debug, Clone)]
+pub(crate) struct MunkEntry {
+    pub key: Arc<[u8]>,
+    pub head: Option<Arc<Version>>,
+}
+
+impl MunkEntry {
+    /// Bytes this entry is charged in a munk.
+    pub fn charge(&self) -> u64 {
+        self.key.len() as u64 + CELL_OVERHEAD + chain_charge(&self.head)
+    }
+
+    /// A chain from one key's versions, newest first, as a funk read them:
+    /// keeps what readers at or above `watermark` may need (see
+    /// [`prune_chain`]). `None` if nothing is left.
+    pub fn from_versions(key: &[u8], versions: Vec<Entry>, watermark: u64) -> Option<MunkEntry> {
+        let mut kept: Vec<Entry> = Vec::with_capacity(versions.len());
+        for e in versions {
+            // One entry per version: the first seen is the newest.
+            if kept.last().is_some_and(|l| l.version == e.version) {
+                continue;
+            }
+            let below = e.version <= watermark;
+            kept.push(e);
+            if below {
+                break;
+            }
+        }
+        while kept
+            .last()
+            .is_some_and(|e| e.value.is_none() && e.version <= watermark)
+        {
+            kept.pop();
+        }
+        let mut head: Option<Arc<Version>> = None;
+        for e in kept.into_iter().rev() {
+            let node = Version::new(e.value.as_deref(), e.version, e.counter);
+            node.set_older(head.take());
+            head = Some(Arc::new(node));
+        }
+        head.map(|h| MunkEntry {
+            key: Arc::from(key),
+            head: Some(h),
+        })
+    }
+
+    /// The entries of this key that a table cut at `counter_below` holds:
+    /// versions with a counter below it, pruned for readers at or above
+    /// `watermark`, newest first.
+    pub fn table_entries(&self, counter_below: u64, watermark: u64) -> Vec<Entry> {
+        let mut out: Vec<Entry> = Vec::new();
+        let mut node = self.head.clone();
+        while let Some(n) = node {
+            if n.counter < counter_below && out.last().is_none_or(|l| l.version != n.version) {
+                let below = n.version <= watermark;
+                out.push(Entry {
+                    key: self.key.to_vec(),
+                    value: n.value.as_deref().map(<[u8]>::to_vec),
+                    version: n.version,
+                    counter: n.counter,
+                });
+                if below {
+                    break;
+                }
+            }
+            node = n.older();
+        }
+        while out
+            .last()
+            .is_some_and(|e| e.value.is_none() && e.version <= watermark)
+        {
+            out.pop();
+        }
+        out
+    }
+}
+
+/// Drops from a chain what no reader at or above `watermark` needs: every
+/// version older than the newest one at or below the watermark, and that
+/// one too if it is a tombstone (the munk holds the chunk's whole data, so
+/// "deleted" and "absent" read the same). Cuts links in place: the dropped
+/// nodes are needed by no one, even readers of another munk sharing them.
+/// Returns the chain, or `None` if nothing is left.
+pub(crate) fn prune_chain(head: Option<Arc<Version>>, watermark: u64) -> Option<Arc<Version>> {
+    let head = head?;
+    let mut above: Option<Arc<Version>> = None;
+    let mut node = Some(head.clone());
+    while let Some(n) = node {
+        if n.version <= watermark {
+            n.set_older(None);
+            if n.value.is_none() {
+                match &above {
+                    None => return None,
+                    Some(a) => a.set_older(None),
+                }
+            }
+            break;
+        }
+        node = n.older();
+        above = Some(n);
+    }
+    Some(head)
+}
+
+/// Prunes every entry (see [`prune_chain`]) and drops keys left empty.
+pub(crate) fn pruned(entries: Vec<MunkEntry>, watermark: u64) -> Vec<MunkEntry> {
+    entries
+        .into_iter()
+        .filter_map(|e| {
+            prune_chain(e.head, watermark).map(|h| MunkEntry {
+                key: e.key,
+                head: Some(h),
+            })
+        })
+        .collect()
+}
+
+/// Cuts sorted entries into `parts` runs of about equal charge, never
+/// empty. Fewer runs come back when there are fewer entries than parts.
+pub(crate) fn cut(entries: Vec<MunkEntry>, parts: usize) -> Vec<Vec<MunkEntry>> {
+    let parts = parts.clamp(1, entries.len().max(1));
+    let total: u64 = entries.iter().map(MunkEntry::charge).sum();
+    let target = total.div_ceil(parts as u64).max(1);
+    let mut out: Vec<Vec<MunkEntry>> = Vec::with_capacity(parts);
+    let mut current = Vec::new();
+    let mut bytes = 0;
+    let n = entries.len();
+    for (i, e) in entries.into_iter().enumerate() {
+        let left = n - i;
+        let runs_left = parts - out.len();
+        let must_cut = !current.is_empty() && left < runs_left;
+        if !current.is_empty() && runs_left > 1 && (bytes >= target || must_cut) {
+            out.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += e.charge();
+        current.push(e);
+    }
+    if !current.is_empty() || out.is_empty() {
+        out.push(current);
+    }
+    out
+}

@@ -1,0 +1,535 @@
+//! The munk (memory chunk): a chunk's data in memory, serving its gets and
+//! scans and absorbing its puts.
+//!
+//! Layout: an array of cells, one per key. A prefix of the array
+//! (`0..sorted`) holds the keys the munk was built with, in key order; cells
+//! claimed later are appended after it and linked into key order through
+//! each cell's `next` index, so the list through `first` and `next` visits
+//! every key in order. A lookup binary-searches the sorted prefix, then
+//! walks the `next` links (a "bypass") from there, starting from a recently
+//! inserted cell when that is closer. Each cell holds its key's versions as
+//! a chain, newest first.
+//!
+//! Invariants:
+//! - Cells are never removed or relinked once linked: a cell is written
+//!   whole (`OnceLock::set`) before the compare-and-swap on its
+//!   predecessor's `next` (AcqRel) makes it reachable, and readers load
+//!   `next` with Acquire, so a reachable cell is always complete. Keys along
+//!   the list strictly increase: an insert links between `pred` and `curr`
+//!   only while `pred.next == curr` (the CAS checks it) and
+//!   `pred.key < key < curr.key`.
+//! - A chain is ordered by stamp (version, counter), newest first, and holds
+//!   at most one entry per version: readers at any snapshot pick the newest
+//!   entry at or below their version, so of two entries with one version
+//!   only the newer is ever read. Chains change by compare-and-swap of the
+//!   cell's `head` or of a node's `older` link; nodes are immutable
+//!   otherwise, and memory is reclaimed by reference counts (`Arc`): a
+//!   reader holding a node keeps it and what it links to alive.
+//! - Entries are dropped from a chain only when no reader can need them:
+//!   versions below the watermark `w` (the oldest version any snapshot,
+//!   scan or checkpoint may read at) except the newest one at or below `w`.
+//! - Puts to a munk hold their chunk's rebalance lock shared; a munk that is
+//!   being rebuilt (munk rebalance, split) is frozen by holding it
+//!   exclusively, so a rebuild reads a munk no put is changing.
+//! - `bytes` is this munk's charge to the memory budget: every growth is
+//!   charged before it happens, every drop released, and the rest when the
+//!   munk is dropped.
+
+pub(crate) mod build;
+
+pub(crate) use build::MunkEntry;
+
+use crate::cache::budget::{Kind, MemoryBudget};
+use arc_swap::ArcSwapOption;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// "No cell": the end of the list, or "before the first cell".
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// Walks longer than this ask for a munk rebalance.
+const LONG_WALK: u32 = 128;
+
+/// Recently inserted cells a lookup may start its walk from.
+const HINTS: usize = 4;
+
+/// Fixed bytes charged per version node and per cell besides key and value.
+pub(crate) const NODE_OVERHEAD: u64 = (std::mem::size_of::<Version>() + 16) as u64;
+pub(crate) const CELL_OVERHEAD: u64 = (std::mem::size_of::<OnceLock<Cell>>() + 16) as u64;
+
+/// One version of a key.
+#[derive(Debug)]
+pub(crate) struct Version {
+    /// `None` for a tombstone.
+    pub value: Option<Box<[u8]>>,
+    pub version: u64,
+    pub counter: u64,
+    older: ArcSwapOption<Version>,
+}
+
+impl Version {
+    pub fn new(value: Option<&[u8]>, version: u64, counter: u64) -> Self {
+        Version {
+            value: value.map(Box::from),
+            version,
+            counter,
+            older: ArcSwapOption::empty(),
+        }
+    }
+
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.version, self.counter)
+    }
+
+    /// The next older version, if kept.
+    pub fn older(&self) -> Option<Arc<Version>> {
+        self.older.load_full()
+    }
+
+    pub fn set_older(&self, older: Option<Arc<Version>>) {
+        self.older.store(older);
+    }
+
+    /// Bytes charged for this node.
+    pub fn charge(&self) -> u64 {
+        NODE_OVERHEAD + self.value.as_ref().map_or(0, |v| v.len() as u64)
+    }
+
+    /// The newest version of the chain starting here that is at or below
+    /// `max_version`.
+    pub fn visible(self: &Arc<Self>, max_version: u64) -> Option<Arc<Version>> {
+        let mut node = Some(self.clone());
+        while let Some(n) = node {
+            if n.version <= max_version {
+                return Some(n);
+            }
+            node = n.older();
+        }
+        None
+    }
+}
+
+/// Bytes charged for a whole chain.
+pub(crate) fn chain_charge(head: &Option<Arc<Version>>) -> u64 {
+    let mut total = 0;
+    let mut node = head.clone();
+    while let Some(n) = node {
+        total += n.charge();
+        node = n.older();
+    }
+    total
+}
+
+#[derive(Debug)]
+pub(crate) struct Cell {
+    pub key: Arc<[u8]>,
+    head: ArcSwapOption<Version>,
+    next: AtomicU32,
+}
+
+impl Cell {
+    /// The newest version, if any.
+    pub fn head(&self) -> Option<Arc<Version>> {
+        self.head.load_full()
+    }
+}
+
+/// Why a put could not be taken by the munk as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Every cell is claimed: rebalance the munk first.
+    Full,
+    /// The memory budget has no room for the put.
+    NoMemory(u64),
+}
+
+/// A put the munk has made room for; see [`Munk::reserve`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reservation {
+    /// The key has this cell.
+    Existing(u32),
+    /// The key is new; this cell is claimed for it.
+    New(u32),
+}
+
+#[derive(Debug)]
+pub(crate) struct Munk {
+    cells: Box<[OnceLock<Cell>]>,
+    claimed: AtomicU32,
+    sorted: u32,
+    first: AtomicU32,
+    hints: [AtomicU32; HINTS],
+    next_hint: AtomicU32,
+    bytes: AtomicU64,
+    long_walks: AtomicU32,
+    budget: Arc<MemoryBudget>,
+}
+
+impl Drop for Munk {
+    fn drop(&mut self) {
+        self.budget
+            .release(Kind::Munks, self.bytes.load(Ordering::Relaxed));
+    }
+}
+
+impl Munk {
+    /// A munk over `entries` (sorted by key, distinct), with room for
+    /// `spare` more keys. Charges the budget: with `force`, unconditionally
+    /// (a rebuild replacing a munk that is released right after); without,
+    /// only if the budget has room, else `None`.
+    pub fn build(
+        entries: Vec<MunkEntry>,
+        spare: usize,
+        budget: &Arc<MemoryBudget>,
+        force: bool,
+    ) -> Option<Munk> {
+        let n = entries.len();
+        let capacity = n.saturating_add(spare).clamp(1, NIL as usize - 1);
+        let mut charge = (capacity * std::mem::size_of::<OnceLock<Cell>>()) as u64;
+        for e in &entries {
+            charge += e.key.len() as u64 + CELL_OVERHEAD + chain_charge(&e.head);
+        }
+        if force {
+            budget.add(Kind::Munks, charge);
+        } else if !budget.try_reserve(Kind::Munks, charge, 0) {
+            return None;
+        }
+        let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
+        for (i, e) in entries.into_iter().enumerate() {
+            let next = if i + 1 < n { (i + 1) as u32 } else { NIL };
+            let _ = cells[i].set(Cell {
+                key: e.key,
+                head: ArcSwapOption::new(e.head),
+                next: AtomicU32::new(next),
+            });
+        }
+        Some(Munk {
+            cells,
+            claimed: AtomicU32::new(n as u32),
+            sorted: n as u32,
+            first: AtomicU32::new(if n == 0 { NIL } else { 0 }),
+            hints: std::array::from_fn(|_| AtomicU32::new(NIL)),
+            next_hint: AtomicU32::new(0),
+            bytes: AtomicU64::new(charge),
+            long_walks: AtomicU32::new(0),
+            budget: budget.clone(),
+        })
+    }
+
+    fn cell(&self, i: u32) -> Option<&Cell> {
+        self.cells.get(i as usize).and_then(OnceLock::get)
+    }
+
+    fn next_of(&self, pred: u32) -> u32 {
+        if pred == NIL {
+            self.first.load(Ordering::Acquire)
+        } else {
+            self.cell(pred)
+                .map_or(NIL, |c| c.next.load(Ordering::Acquire))
+        }
+    }
+
+    fn key_of(&self, i: u32) -> Option<&[u8]> {
+        self.cell(i).map(|c| &*c.key)
+    }
+
+    /// `(pred, curr)` with `pred.key < key <= curr.key` (`NIL` for "before
+    /// the first" and "past the last"), and the hops walked.
+    fn locate(&self, key: &[u8]) -> (u32, u32, u32) {
+        let idx = partition(self.sorted as usize, |i| {
+            self.key_of(i as u32).is_some_and(|k| k < key)
+        });
+        let mut pred = if idx == 0 { NIL } else { (idx - 1) as u32 };
+        for h in &self.hints {
+            let h = h.load(Ordering::Relaxed);
+            if let Some(hk) = self.key_of(h) {
+                let better =
+                    hk < key && (pred == NIL || self.key_of(pred).is_some_and(|pk| pk < hk));
+                if better {
+                    pred = h;
+                }
+            }
+        }
+        let mut hops = 0;
+        let mut curr = self.next_of(pred);
+        while let Some(k) = self.key_of(curr) {
+            if k >= key {
+                break;
+            }
+            pred = curr;
+            curr = self.next_of(curr);
+            hops += 1;
+        }
+        (pred, curr, hops)
+    }
+
+    /// The index of the cell of `key`, if the munk has it.
+    fn find_index(&self, key: &[u8]) -> Option<u32> {
+        let (_, curr, hops) = self.locate(key);
+        if hops > LONG_WALK {
+            self.long_walks.fetch_add(1, Ordering::Relaxed);
+        }
+        self.cell(curr).filter(|c| &*c.key == key).map(|_| curr)
+    }
+
+    /// The cell of `key`, if the munk has it.
+    fn find(&self, key: &[u8]) -> Option<&Cell> {
+        self.find_index(key).and_then(|i| self.cell(i))
+    }
+
+    /// The newest version of `key` at or below `max_version`: `None` if the
+    /// munk has none (the key is absent at that version), else the version
+    /// (which may be a tombstone).
+    pub fn get(&self, key: &[u8], max_version: u64) -> Option<Arc<Version>> {
+        self.find(key)?.head()?.visible(max_version)
+    }
+
+    /// Makes room for a put of `key` with a value of `value_len` bytes:
+    /// claims a cell if the key is new and charges the budget (keeping
+    /// `headroom` bytes of it free). Nothing is changed on refusal.
+    pub fn reserve(
+        &self,
+        key: &[u8],
+        value_len: usize,
+        headroom: u64,
+    ) -> Result<Reservation, Refusal> {
+        let existing = self.find_index(key);
+        let mut charge = NODE_OVERHEAD + value_len as u64;
+        if existing.is_none() {
+            charge += key.len() as u64 + CELL_OVERHEAD;
+        }
+        if !self.budget.try_reserve(Kind::Munks, charge, headroom) {
+            return Err(Refusal::NoMemory(charge));
+        }
+        let res = match existing {
+            Some(i) => Reservation::Existing(i),
+            None => {
+                let capacity = self.cells.len() as u32;
+                let claimed =
+                    self.claimed
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                            (c < capacity).then_some(c + 1)
+                        });
+                match claimed {
+                    Ok(i) => Reservation::New(i),
+                    Err(_) => {
+                        self.budget.release(Kind::Munks, charge);
+                        return Err(Refusal::Full);
+                    }
+                }
+            }
+        };
+        self.bytes.fetch_add(charge, Ordering::Relaxed);
+        Ok(res)
+    }
+
+    /// Adds a version of `key` under a reservation made for it. `watermark`
+    /// is the oldest version any reader may still need.
+    pub fn insert(&self, res: Reservation, key: &[u8], node: Version, watermark: u64) {
+        let node = Arc::new(node);
+        let cell = match res {
+            Reservation::Existing(i) => self.cell(i),
+            Reservation::New(i) => self.link(i, key, &node),
+        };
+        if let Some(cell) = cell {
+            let freed = push_version(cell, node, watermark);
+            self.release(freed);
+        }
+    }
+
+    /// Links the claimed cell `i` for `key`, holding `node`. Returns `None`
+    /// once linked, or the cell of `key` if another put linked one first
+    /// (the claimed cell then stays unused and unreachable).
+    fn link(&self, i: u32, key: &[u8], node: &Arc<Version>) -> Option<&Cell> {
+        let (mut pred, mut curr, _) = self.locate(key);
+        if let Some(c) = self.cell(curr).filter(|c| &*c.key == key) {
+            return Some(c);
+        }
+        let slot = self.cells.get(i as usize)?;
+        let _ = slot.set(Cell {
+            key: Arc::from(key),
+            head: ArcSwapOption::new(Some(node.clone())),
+            next: AtomicU32::new(curr),
+        });
+        let mine = slot.get()?;
+        loop {
+            mine.next.store(curr, Ordering::Relaxed);
+            let link = if pred == NIL {
+                &self.first
+            } else {
+                &self.cell(pred)?.next
+            };
+            if link
+                .compare_exchange(curr, i, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                let h = self.next_hint.fetch_add(1, Ordering::Relaxed) as usize % HINTS;
+                self.hints[h].store(i, Ordering::Relaxed);
+                return None;
+            }
+            // Someone linked after `pred`: walk on from it.
+            curr = self.next_of(pred);
+            while let Some(k) = self.key_of(curr) {
+                if k >= key {
+                    break;
+                }
+                pred = curr;
+                curr = self.next_of(curr);
+            }
+            if let Some(c) = self.cell(curr).filter(|c| &*c.key == key) {
+                return Some(c);
+            }
+        }
+    }
+
+    fn release(&self, n: u64) {
+        if n > 0 {
+            self.bytes.fetch_sub(n, Ordering::Relaxed);
+            self.budget.release(Kind::Munks, n);
+        }
+    }
+
+    /// True when the munk should be rebalanced: cells nearly used up, or
+    /// lookups walking long bypasses.
+    pub fn wants_rebalance(&self) -> bool {
+        let cap = self.cells.len() as u32;
+        let claimed = self.claimed.load(Ordering::Relaxed);
+        claimed >= cap - cap / 8 || self.long_walks.load(Ordering::Relaxed) > 16
+    }
+
+    /// Bytes charged to the budget for this munk.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// The first cell with key `>= key` (`NIL` if none).
+    pub fn seek(&self, key: &[u8]) -> u32 {
+        self.locate(key).1
+    }
+
+    /// The cell at `i` and the index of the next one in key order.
+    pub fn at(&self, i: u32) -> Option<(&Cell, u32)> {
+        let c = self.cell(i)?;
+        Some((c, c.next.load(Ordering::Acquire)))
+    }
+
+    /// Every key with its chain, in key order.
+    pub fn entries(&self) -> Vec<MunkEntry> {
+        let mut out = Vec::with_capacity(self.claimed.load(Ordering::Relaxed) as usize);
+        let mut i = self.first.load(Ordering::Acquire);
+        while let Some((c, next)) = self.at(i) {
+            out.push(MunkEntry {
+                key: c.key.clone(),
+                head: c.head(),
+            });
+            i = next;
+        }
+        out
+    }
+}
+
+/// Number of leading positions in `0..n` for which `pred` holds (it holds
+/// on a prefix).
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Puts `node` into the chain of `cell`, keeping it ordered and dropping
+/// what no reader can need (see the module invariants). Returns the bytes
+/// of the nodes dropped from this chain.
+fn push_version(cell: &Cell, node: Arc<Version>, watermark: u64) -> u64 {
+    loop {
+        let cur = cell.head.load_full();
+        let Some(head) = cur.clone() else {
+            node.set_older(None);
+            let prev = cell.head.compare_and_swap(&cur, Some(node.clone()));
+            if prev.is_none() {
+                return 0;
+            }
+            continue;
+        };
+        if node.stamp() <= head.stamp() {
+            // A concurrent put of this key got ahead of this one.
+            return insert_below(&head, node);
+        }
+        let (older, freed) = if head.version == node.version {
+            // Same version: no snapshot can tell them apart; replace.
+            (head.older(), head.charge())
+        } else if node.version <= watermark {
+            // The new version is the newest any reader needs.
+            (None, chain_charge(&cur))
+        } else {
+            (Some(head.clone()), 0)
+        };
+        node.set_older(older);
+        let prev = cell.head.compare_and_swap(&cur, Some(node.clone()));
+        let swapped = match (&*prev, &cur) {
+            (Some(p), Some(c)) => Arc::ptr_eq(p, c),
+            _ => false,
+        };
+        if swapped {
+            let mut freed = freed;
+            if node.version > watermark && head.version <= watermark {
+                // `head` is now the newest at or below the watermark: what
+                // is older than it is needed by no one.
+                let dropped = head.older.swap(None);
+                freed += chain_charge(&dropped);
+            }
+            return freed;
+        }
+    }
+}
+
+/// Inserts `node` somewhere below `head` (a put that lost a race with a
+/// newer put of the same key). Returns bytes dropped.
+fn insert_below(head: &Arc<Version>, node: Arc<Version>) -> u64 {
+    let mut above = head.clone();
+    loop {
+        if above.version == node.version {
+            // A newer entry of the same version hides this one for everyone.
+            return node.charge();
+        }
+        let below = above.older.load_full();
+        match &below {
+            Some(b) if b.stamp() > node.stamp() => {
+                above = b.clone();
+                continue;
+            }
+            Some(b) if b.version == node.version => {
+                // Replace the older entry of the same version.
+                node.set_older(b.older());
+                let prev = above.older.compare_and_swap(&below, Some(node.clone()));
+                if same(&prev, &below) {
+                    return b.charge();
+                }
+            }
+            _ => {
+                node.set_older(below.clone());
+                let prev = above.older.compare_and_swap(&below, Some(node.clone()));
+                if same(&prev, &below) {
+                    return 0;
+                }
+            }
+        }
+    }
+}
+
+fn same(a: &Option<Arc<Version>>, b: &Option<Arc<Version>>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;
