@@ -64,12 +64,32 @@ fn check_recovered(fs: &MemFs, want: &Model, ctx: &str) -> Db {
     db
 }
 
-/// Crashes the compaction of `setup`'s store at each counted I/O step.
+/// Reads every key of the store enough times that its chunks get munks, so
+/// the compaction that follows rebuilds and splits from munks.
+fn warm(db: &Db, want: &Model) {
+    for _ in 0..10 {
+        for k in want.keys() {
+            db.get(k).unwrap();
+        }
+    }
+    assert!(db.stats().munks > 0, "warming must load munks");
+}
+
+/// Crashes the compaction of `setup`'s store at each counted I/O step
+/// (after loading munks first, with `warm_up`).
 fn crash_at_every_step(setup: fn(&MemFs) -> Model, mode: CrashMode) -> (u64, u64, u64) {
+    crash_at_every_step_with(setup, mode, false)
+}
+
+fn crash_at_every_step_with(
+    setup: fn(&MemFs) -> Model,
+    mode: CrashMode,
+    warm_up: bool,
+) -> (u64, u64, u64) {
     // Dry run: how many steps does the compaction take, and does it rebuild?
     let fs = MemFs::new();
     let want = setup(&fs);
-    let db = common::open_tiny(&fs);
+    let db = open_for_compaction(&fs, warm_up, &want);
     fs.set_fault(None);
     db.compact().unwrap();
     let steps = fs.counted_ops();
@@ -82,7 +102,7 @@ fn crash_at_every_step(setup: fn(&MemFs) -> Model, mode: CrashMode) -> (u64, u64
         let fs = MemFs::new();
         let want_n = setup(&fs);
         assert_eq!(want_n, want);
-        let db = common::open_tiny(&fs);
+        let db = open_for_compaction(&fs, warm_up, &want);
         fs.set_fault(Some(Fault::CrashAt(n)));
         let result = db.compact();
         drop(db);
@@ -100,6 +120,25 @@ fn crash_at_every_step(setup: fn(&MemFs) -> Model, mode: CrashMode) -> (u64, u64
         );
     }
     (steps, crashed, s.splits + s.merges)
+}
+
+/// The store of `setup`, reopened, its munks loaded if `warm_up`; with a
+/// chunk size that the one big chunk of `one_big_chunk` exceeds.
+fn open_for_compaction(fs: &MemFs, warm_up: bool, want: &Model) -> Db {
+    let db = common::open_tiny(fs);
+    if warm_up {
+        warm(&db, want);
+    }
+    db
+}
+
+#[test]
+fn a_crash_at_any_step_of_a_munk_split_keeps_every_acknowledged_put() {
+    for mode in [CrashMode::DropUnsynced, CrashMode::Random { seed: 7 }] {
+        let (steps, crashed, structural) = crash_at_every_step_with(one_big_chunk, mode, true);
+        eprintln!("munk split ({mode:?}): {steps} steps, {crashed} crashes, {structural} splits/merges");
+        assert!(structural > 0 && crashed > 0);
+    }
 }
 
 #[test]

@@ -54,7 +54,10 @@ impl DbInner {
                     Ok(r) => Some(r),
                     Err(Refusal::Full) => {
                         drop(guard);
-                        crate::maintenance::munk_rebalance(self, &chunk)?;
+                        // Compact in memory now; a split, if the munk
+                        // outgrew the chunk, is left to maintenance.
+                        crate::maintenance::munk_rebalance(self, &chunk, false)?;
+                        self.schedule(&chunk, task::MUNK_REBALANCE)?;
                         continue;
                     }
                     Err(Refusal::NoMemory(n)) => {
@@ -129,10 +132,13 @@ impl DbInner {
             Some(_) => self.opts.munk_log_limit(),
             None => self.opts.max_log_size,
         };
-        if let Some(m) = munk {
-            if m.wants_rebalance() || m.bytes() > self.opts.max_chunk_size * 5 / 4 {
-                self.schedule(chunk, task::MUNK_REBALANCE)?;
+        match munk {
+            Some(m) => {
+                if m.wants_rebalance() || m.data_bytes() > self.opts.max_chunk_size {
+                    self.schedule(chunk, task::MUNK_REBALANCE)?;
+                }
             }
+            None => self.wants_munk(chunk)?,
         }
         if log > limit {
             // A log far past its limit means maintenance is behind: this

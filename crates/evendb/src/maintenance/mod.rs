@@ -113,7 +113,7 @@ pub(crate) fn run_task(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
         return Ok(());
     }
     if bits & task::MUNK_REBALANCE != 0 {
-        munk_rebalance(inner, chunk)?;
+        munk_rebalance(inner, chunk, true)?;
     }
     if bits & task::FUNK_REBALANCE != 0 && !chunk.is_retired() {
         funk_rebalance(inner, chunk)?;

@@ -21,7 +21,7 @@ use super::split::munk_split;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::Result;
-use crate::munk::{build, Munk, MunkEntry, Version};
+use crate::munk::{build, Charge, Munk, MunkEntry, Version};
 use crate::stats;
 use std::sync::Arc;
 
@@ -58,7 +58,7 @@ pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool>
 pub(crate) fn load_munk(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
-    _own: &parking_lot::MutexGuard<'_, ()>,
+    own: &parking_lot::MutexGuard<'_, ()>,
 ) -> Result<bool> {
     if chunk.has_munk() {
         return Ok(true);
@@ -77,7 +77,7 @@ pub(crate) fn load_munk(
         entries.extend(MunkEntry::from_versions(&key, versions, w));
     }
     let spare = entries.len() / 2 + 64;
-    let Some(munk) = Munk::build(entries, spare, &inner.budget, false) else {
+    let Some(munk) = Munk::build(entries, spare, &inner.budget, Charge::Reserve) else {
         return Ok(false);
     };
     let frozen = chunk.rebalance.write();
@@ -98,10 +98,18 @@ pub(crate) fn load_munk(
             munk.insert(res, key, Version::new(value, r.version, r.counter), w);
         }
     }
+    let data = munk.data_bytes();
     chunk.set_munk(&frozen, Some(Arc::new(munk)));
     drop(frozen);
     inner.munks.add(chunk);
     stats::add(&inner.counters.munk_loads, 1);
+    // Files shared with other chunks since a split cost reads out of
+    // proportion to this chunk's data. Now that the data is in memory,
+    // writing the chunk its own table costs no reads; do it while the
+    // chunk is being read.
+    if funk.size_bytes() > data.saturating_mul(2) {
+        super::rebuild::rebuild_locked(inner, chunk, own)?;
+    }
     Ok(true)
 }
 
@@ -116,13 +124,14 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     }
 }
 
-/// Compacts the chunk's munk in memory, or splits the chunk if the munk is
-/// over `max_chunk_size`.
-pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+/// Compacts the chunk's munk in memory; with `may_split`, splits the chunk
+/// instead if its munk is over `max_chunk_size` (a split does I/O, so puts
+/// pass false and leave it to maintenance).
+pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: bool) -> Result<()> {
     let Some(m) = chunk.munk() else {
         return Ok(());
     };
-    if m.bytes() > inner.opts.max_chunk_size {
+    if may_split && m.data_bytes() > inner.opts.max_chunk_size {
         if let Some(own) = chunk.funk_change.try_lock() {
             if !chunk.is_retired() {
                 return munk_split(inner, chunk, own);
@@ -137,14 +146,14 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> 
     let Some(m) = chunk.munk() else {
         return Ok(());
     };
-    if !m.wants_rebalance() {
+    if !m.wants_rebalance() && m.data_bytes() <= inner.opts.max_chunk_size {
         // Rebalanced by another thread meanwhile.
         return Ok(());
     }
     let w = inner.versions.refresh_watermark();
     let entries = build::pruned(m.entries(), w);
     let spare = entries.len() / 2 + 64;
-    let new = Munk::build(entries, spare, &inner.budget, true);
+    let new = Munk::build(entries, spare, &inner.budget, Charge::Inherit(m.hand_over()));
     chunk.set_munk(&frozen, new.map(Arc::new));
     stats::add(&inner.counters.munk_rebalances, 1);
     Ok(())

@@ -47,7 +47,7 @@ pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> 
     }
     inner.open_funk(chunk)?;
     if let Some(m) = chunk.munk() {
-        if m.bytes() > inner.opts.max_chunk_size {
+        if m.data_bytes() > inner.opts.max_chunk_size {
             return split::munk_split(inner, chunk, own);
         }
     }
@@ -93,7 +93,7 @@ pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
 }
 
 /// Steps 2–5 for a chunk whose `funk_change` the caller holds.
-fn rebuild_locked(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
+pub(super) fn rebuild_locked(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
     let started = Instant::now();
     let (frozen, cut, segment) = divert(inner, chunk, own)?;
     let w = inner.versions.refresh_watermark();

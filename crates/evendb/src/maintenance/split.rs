@@ -15,12 +15,12 @@
 //!    chunk then go to the new ones; readers of the old chunk go on, since
 //!    it no longer changes.
 //! 2. Publish the manifest with the new chunks (each listing the shared old
-//!    files plus its own segment). Then, for each new chunk that would read
-//!    mostly someone else's data from the shared files, write its own table
-//!    from its munk (versions with counters below the split's cut) and keep
-//!    its segment as its only log: no record is copied, and puts go on
-//!    throughout. A part that owns most of the shared data keeps sharing it
-//!    until its own funk rebalance, so a split rewrites little.
+//!    files plus its own segment). Then, for each new chunk whose files
+//!    would hold more than `SHARED_READ_LIMIT` times its own data, write its
+//!    own table from its munk (versions with counters below the split's
+//!    cut) and keep its segment as its only log: no record is copied, and
+//!    puts go on throughout. The other parts keep sharing until their own
+//!    next rebuild, so a split usually writes nothing.
 //!
 //! **Funk split** (a munk-less chunk whose rebuilt data needs several
 //! tables): the rebuild already diverted the chunk's puts to one new
@@ -36,11 +36,18 @@ use crate::error::Result;
 use crate::funk::log::LogSegment;
 use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
-use crate::munk::{build, Munk, MunkEntry};
+use crate::munk::{build, Charge, Munk, MunkEntry};
 use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// How many bytes of shared files a split part may have to read per byte
+/// of its own data before it writes its own table: the bound on the read
+/// amplification of a chunk read from disk. Higher means fewer rewrites
+/// (lower write amplification) and costlier munk loads and scans of the
+/// part from disk.
+const SHARED_READ_LIMIT: u64 = 4;
 
 /// Splits a chunk with a munk; the caller holds its `funk_change`.
 pub(super) fn munk_split(
@@ -53,7 +60,18 @@ pub(super) fn munk_split(
     let Some(munk) = chunk.munk() else {
         return Ok(());
     };
-    let parts = munk.bytes().div_ceil(max * 3 / 4).max(2) as usize;
+    // The munk's data size is an upper bound (overwrites count); measure
+    // what is live. Overwrites alone call for a compaction, not a split.
+    let live: u64 = build::pruned(munk.entries(), inner.versions.refresh_watermark())
+        .iter()
+        .map(MunkEntry::data_size)
+        .sum();
+    drop(munk);
+    if live <= max {
+        drop(own);
+        return super::munk_rebalance(inner, chunk, false);
+    }
+    let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
     // Step 0.
     let mut segments = Vec::with_capacity(parts);
     for _ in 0..parts {
@@ -75,8 +93,10 @@ pub(super) fn munk_split(
     };
     let w = inner.versions.refresh_watermark();
     let entries = build::pruned(munk.entries(), w);
-    let pieces = build::cut(entries, parts);
+    let pieces = cut_where_inserts_go(entries, parts, &munk.recent_keys());
     let cut = chunk.counter.load(Ordering::Acquire);
+    // The parts take over the old munk's charge for the chains they share.
+    let mut handed = munk.hand_over();
     let mut children: Vec<Arc<Chunk>> = Vec::with_capacity(pieces.len());
     let mut child_entries: Vec<Vec<MunkEntry>> = Vec::with_capacity(pieces.len());
     let mins: Vec<Vec<u8>> = pieces
@@ -99,7 +119,10 @@ pub(super) fn munk_split(
         child.counter.store(cut, Ordering::Release);
         child.set_funk(Arc::new(child_funk));
         let spare = piece.len() / 2 + 64;
-        let m = Munk::build(piece.clone(), spare, &inner.budget, true);
+        let content: u64 = piece.iter().map(MunkEntry::charge).sum();
+        let inherit = content.min(handed);
+        handed -= inherit;
+        let m = Munk::build(piece.clone(), spare, &inner.budget, Charge::Inherit(inherit));
         {
             let g = child.rebalance.write();
             child.set_munk(&g, m.map(Arc::new));
@@ -109,8 +132,12 @@ pub(super) fn munk_split(
     }
     // Hold the parts' funk_change through phase 2.
     let child_locks: Vec<_> = children.iter().map(|c| c.funk_change.lock_arc()).collect();
+    inner.budget.release(crate::cache::budget::Kind::Munks, handed);
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
+    // Readers that still reach the old chunk read its funk, which has every
+    // record up to now; its munk's memory goes as soon as they let go.
+    chunk.set_munk(&frozen, None);
     inner.munks.remove(chunk);
     for c in &children {
         inner.munks.add(c);
@@ -125,12 +152,14 @@ pub(super) fn munk_split(
         .map(|c| record(c, c.files.lock().clone()))
         .collect();
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
-    let shared = funk.size_bytes().max(1);
     for (child, entries) in children.iter().zip(&child_entries) {
-        let owned: u64 = entries.iter().map(MunkEntry::charge).sum();
-        // A part that owns under two thirds of the shared data rewrites its
-        // own table now; the others keep sharing until their next rebuild.
-        if owned * 3 < shared * 2 {
+        let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
+        let files = child.funk().map_or(0, |f| f.size_bytes());
+        // A part keeps sharing the old files (writing nothing) unless they
+        // hold over `SHARED_READ_LIMIT` times its own data: then reading it
+        // back from disk would cost too much, and it writes its own table
+        // now.
+        if files > owned.saturating_mul(SHARED_READ_LIMIT) {
             rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
@@ -142,6 +171,32 @@ pub(super) fn munk_split(
     remove_unreferenced(inner, &[funk.files(), unused]);
     count(inner, &inner.counters.splits, started);
     Ok(())
+}
+
+/// Cuts a munk's entries for a split. When the keys put since the munk was
+/// built all sit in the upper part of its range (time-ordered keys, the
+/// newest appended at the end), cuts two parts at the lowest of them: the
+/// lower part holds the settled data and will not change, the upper one
+/// takes the new keys. Otherwise, `parts` parts of equal size.
+fn cut_where_inserts_go(
+    entries: Vec<MunkEntry>,
+    parts: usize,
+    recent: &[Arc<[u8]>],
+) -> Vec<Vec<MunkEntry>> {
+    if parts == 2 {
+        if let Some(lowest) = recent.iter().min() {
+            let total: u64 = entries.iter().map(MunkEntry::data_size).sum();
+            let at = entries.partition_point(|e| e.key < *lowest);
+            let below: u64 = entries[..at].iter().map(MunkEntry::data_size).sum();
+            let both_sides = at > 0 && at < entries.len();
+            if both_sides && below * 2 >= total && below * 20 <= total * 19 {
+                let mut lower = entries;
+                let upper = lower.split_off(at);
+                return vec![lower, upper];
+            }
+        }
+    }
+    build::cut(entries, parts)
 }
 
 /// Commits a funk split: `outputs` (first key, table) per part, all parts

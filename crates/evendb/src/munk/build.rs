@@ -13,7 +13,22 @@ pub(crate) struct MunkEntry {
     pub head: Option<Arc<Version>>,
 }
 
+/// Bytes a key-value pair takes in a table besides key and value (the
+/// entry header), counted in data sizes so munks and tables compare.
+pub(crate) const ENTRY_DATA_OVERHEAD: u64 = 25;
+
 impl MunkEntry {
+    /// Bytes of data this entry stands for: its key and newest value, as a
+    /// table would hold them (what chunk sizes are measured in).
+    pub fn data_size(&self) -> u64 {
+        let value = self
+            .head
+            .as_ref()
+            .and_then(|h| h.value.as_ref())
+            .map_or(0, |v| v.len() as u64);
+        self.key.len() as u64 + value + ENTRY_DATA_OVERHEAD
+    }
+
     /// Bytes this entry is charged in a munk.
     pub fn charge(&self) -> u64 {
         self.key.len() as u64 + CELL_OVERHEAD + chain_charge(&self.head)
@@ -124,11 +139,11 @@ pub(crate) fn pruned(entries: Vec<MunkEntry>, watermark: u64) -> Vec<MunkEntry> 
         .collect()
 }
 
-/// Cuts sorted entries into `parts` runs of about equal charge, never
+/// Cuts sorted entries into `parts` runs of about equal data size, never
 /// empty. Fewer runs come back when there are fewer entries than parts.
 pub(crate) fn cut(entries: Vec<MunkEntry>, parts: usize) -> Vec<Vec<MunkEntry>> {
     let parts = parts.clamp(1, entries.len().max(1));
-    let total: u64 = entries.iter().map(MunkEntry::charge).sum();
+    let total: u64 = entries.iter().map(MunkEntry::data_size).sum();
     let target = total.div_ceil(parts as u64).max(1);
     let mut out: Vec<Vec<MunkEntry>> = Vec::with_capacity(parts);
     let mut current = Vec::new();
@@ -142,7 +157,7 @@ pub(crate) fn cut(entries: Vec<MunkEntry>, parts: usize) -> Vec<Vec<MunkEntry>> 
             out.push(std::mem::take(&mut current));
             bytes = 0;
         }
-        bytes += e.charge();
+        bytes += e.data_size();
         current.push(e);
     }
     if !current.is_empty() || out.is_empty() {

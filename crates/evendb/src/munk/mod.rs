@@ -143,6 +143,18 @@ pub(crate) enum Refusal {
     NoMemory(u64),
 }
 
+/// How a new munk pays for its memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Charge {
+    /// Reserve all of it, if the budget has room (a munk load).
+    Reserve,
+    /// Take over this many bytes already charged for the same keys and
+    /// chains by the munk it replaces (see [`Munk::hand_over`]), charging
+    /// or releasing only the difference. Rebuilds share keys and chains
+    /// with the old munk, so the only new memory is the cell array.
+    Inherit(u64),
+}
+
 /// A put the munk has made room for; see [`Munk::reserve`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Reservation {
@@ -161,6 +173,11 @@ pub(crate) struct Munk {
     hints: [AtomicU32; HINTS],
     next_hint: AtomicU32,
     bytes: AtomicU64,
+    /// The part of `bytes` that is the cell array itself.
+    array_bytes: u64,
+    /// Data size (see [`MunkEntry::data_size`]): exact when built, then
+    /// grown by every put (overwrites included), so an upper bound.
+    data_bytes: AtomicU64,
     long_walks: AtomicU32,
     budget: Arc<MemoryBudget>,
 }
@@ -174,26 +191,31 @@ impl Drop for Munk {
 
 impl Munk {
     /// A munk over `entries` (sorted by key, distinct), with room for
-    /// `spare` more keys. Charges the budget: with `force`, unconditionally
-    /// (a rebuild replacing a munk that is released right after); without,
-    /// only if the budget has room, else `None`.
+    /// `spare` more keys, paid for as `charge` says; `None` if the budget
+    /// has no room for a [`Charge::Reserve`].
     pub fn build(
         entries: Vec<MunkEntry>,
         spare: usize,
         budget: &Arc<MemoryBudget>,
-        force: bool,
+        charge: Charge,
     ) -> Option<Munk> {
         let n = entries.len();
         let capacity = n.saturating_add(spare).clamp(1, NIL as usize - 1);
-        let mut charge = (capacity * std::mem::size_of::<OnceLock<Cell>>()) as u64;
-        for e in &entries {
-            charge += e.key.len() as u64 + CELL_OVERHEAD + chain_charge(&e.head);
+        let array_bytes = (capacity * std::mem::size_of::<OnceLock<Cell>>()) as u64;
+        let content: u64 = entries.iter().map(MunkEntry::charge).sum();
+        let data: u64 = entries.iter().map(MunkEntry::data_size).sum();
+        match charge {
+            Charge::Reserve => {
+                if !budget.try_reserve(Kind::Munks, array_bytes + content, 0) {
+                    return None;
+                }
+            }
+            Charge::Inherit(inherited) => {
+                budget.add(Kind::Munks, array_bytes + content.saturating_sub(inherited));
+                budget.release(Kind::Munks, inherited.saturating_sub(content));
+            }
         }
-        if force {
-            budget.add(Kind::Munks, charge);
-        } else if !budget.try_reserve(Kind::Munks, charge, 0) {
-            return None;
-        }
+        let charge = array_bytes + content;
         let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
         for (i, e) in entries.into_iter().enumerate() {
             let next = if i + 1 < n { (i + 1) as u32 } else { NIL };
@@ -211,6 +233,8 @@ impl Munk {
             hints: std::array::from_fn(|_| AtomicU32::new(NIL)),
             next_hint: AtomicU32::new(0),
             bytes: AtomicU64::new(charge),
+            array_bytes,
+            data_bytes: AtomicU64::new(data),
             long_walks: AtomicU32::new(0),
             budget: budget.clone(),
         })
@@ -320,6 +344,12 @@ impl Munk {
             }
         };
         self.bytes.fetch_add(charge, Ordering::Relaxed);
+        let data = value_len as u64
+            + match res {
+                Reservation::Existing(_) => 0,
+                Reservation::New(_) => key.len() as u64 + build::ENTRY_DATA_OVERHEAD,
+            };
+        self.data_bytes.fetch_add(data, Ordering::Relaxed);
         Ok(res)
     }
 
@@ -400,6 +430,28 @@ impl Munk {
     /// Bytes charged to the budget for this munk.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// An upper bound of the munk's data size, comparable with
+    /// `max_chunk_size` (exact right after a rebuild).
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Hands this munk's charge for keys and chains over to the munks that
+    /// replace it (see [`Charge::Inherit`]); it keeps only its cell array's.
+    /// Call it when no put can reach this munk any more.
+    pub fn hand_over(&self) -> u64 {
+        let total = self.bytes.swap(self.array_bytes, Ordering::Relaxed);
+        total.saturating_sub(self.array_bytes)
+    }
+
+    /// Cells claimed since the munk was built: the keys put since.
+    pub fn recent_keys(&self) -> Vec<Arc<[u8]>> {
+        let claimed = self.claimed.load(Ordering::Relaxed);
+        (self.sorted..claimed)
+            .filter_map(|i| self.cell(i).map(|c| c.key.clone()))
+            .collect()
     }
 
     /// The first cell with key `>= key` (`NIL` if none).
