@@ -7,7 +7,7 @@
 
 use crate::db::DbInner;
 use crate::error::Result;
-use crate::funk::KeyGroups;
+use crate::funk::FunkScan;
 use crate::munk::Munk;
 use crate::stats;
 use std::ops::{Bound, RangeBounds};
@@ -101,7 +101,7 @@ enum Source {
         end_key: Option<Vec<u8>>,
     },
     Funk {
-        groups: Box<KeyGroups>,
+        groups: Box<FunkScan>,
         end_key: Option<Vec<u8>>,
     },
 }
@@ -223,7 +223,7 @@ impl Scan {
             (Bound::Excluded(e), None) => Some(e.clone()),
             (_, k) => k.clone(),
         };
-        let groups = funk.key_groups(&from, to.as_deref(), None, &inner.recovery)?;
+        let groups = funk.scan(&from, to.as_deref(), self.snap.version, &inner.recovery)?;
         self.source = Some(Source::Funk {
             groups: Box::new(groups),
             end_key,
@@ -236,7 +236,7 @@ impl Scan {
     fn next_in_source(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let version = self.snap.version;
         loop {
-            let (key, value, end_key) = match self.source.as_mut() {
+            let (key, value) = match self.source.as_mut() {
                 None => return Ok(None),
                 Some(Source::Munk {
                     munk,
@@ -247,27 +247,26 @@ impl Scan {
                         return Ok(None);
                     };
                     *next = after;
+                    if end_key.as_deref().is_some_and(|e| *cell.key >= *e) {
+                        return Ok(None);
+                    }
                     let value = cell
                         .head()
                         .and_then(|h| h.visible(version))
                         .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
-                    (cell.key.to_vec(), value, end_key.clone())
+                    (cell.key.to_vec(), value)
                 }
                 Some(Source::Funk { groups, end_key }) => {
                     let Some(group) = groups.next() else {
                         return Ok(None);
                     };
-                    let (key, versions) = group?;
-                    let value = versions
-                        .into_iter()
-                        .find(|e| e.version <= version)
-                        .and_then(|e| e.value);
-                    (key, value, end_key.clone())
+                    let (key, value) = group?;
+                    if end_key.as_ref().is_some_and(|e| key >= *e) {
+                        return Ok(None);
+                    }
+                    (key, value)
                 }
             };
-            if end_key.as_ref().is_some_and(|e| key >= *e) {
-                return Ok(None);
-            }
             if !self.before_end(&key) {
                 self.done = true;
                 return Ok(None);

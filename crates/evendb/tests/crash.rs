@@ -136,7 +136,9 @@ fn open_for_compaction(fs: &MemFs, warm_up: bool, want: &Model) -> Db {
 fn a_crash_at_any_step_of_a_munk_split_keeps_every_acknowledged_put() {
     for mode in [CrashMode::DropUnsynced, CrashMode::Random { seed: 7 }] {
         let (steps, crashed, structural) = crash_at_every_step_with(one_big_chunk, mode, true);
-        eprintln!("munk split ({mode:?}): {steps} steps, {crashed} crashes, {structural} splits/merges");
+        eprintln!(
+            "munk split ({mode:?}): {steps} steps, {crashed} crashes, {structural} splits/merges"
+        );
         assert!(structural > 0 && crashed > 0);
     }
 }

@@ -46,6 +46,19 @@ impl OpenFiles {
         self.logs.lock().get(&number).and_then(Weak::upgrade)
     }
 
+    /// Drops the sorted indexes of every open segment (memory pressure).
+    pub fn drop_log_indexes(&self) {
+        let logs: Vec<Arc<LogSegment>> = self
+            .logs
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for l in logs {
+            l.drop_index();
+        }
+    }
+
     /// Registers a segment created by this process.
     pub fn add_log(&self, seg: &Arc<LogSegment>) {
         self.logs.lock().insert(seg.number, Arc::downgrade(seg));

@@ -354,3 +354,145 @@ impl Iterator for KeyGroups {
         Some(Ok((key, group)))
     }
 }
+
+/// The newest visible value of each key of a range, for scans: a merge of
+/// the table (read block by block from the start key) and each log
+/// segment's sorted index (see [`LogSegment::sorted_index`]), reading only
+/// the log records it returns. See [`Funk::scan`].
+pub(crate) struct FunkScan {
+    table: Option<Peekable<TableIter>>,
+    /// Per segment: the segment, its index, and the positions left to read.
+    logs: Vec<(
+        Arc<LogSegment>,
+        Arc<log::SegmentIndex>,
+        std::ops::Range<usize>,
+    )>,
+    to: Option<Vec<u8>>,
+    max_version: u64,
+    recovery: RecoveryTable,
+    failed: bool,
+}
+
+impl Funk {
+    /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
+    pub fn scan(
+        &self,
+        from: &[u8],
+        to: Option<&[u8]>,
+        max_version: u64,
+        recovery: &RecoveryTable,
+    ) -> Result<FunkScan> {
+        let mut logs = Vec::new();
+        for seg in self.logs() {
+            let index = seg.sorted_index()?;
+            let range = index.range(from, to);
+            if !range.is_empty() {
+                logs.push((seg.clone(), index, range));
+            }
+        }
+        Ok(FunkScan {
+            table: self.table.as_ref().map(|t| t.iter_from(from).peekable()),
+            logs,
+            to: to.map(<[u8]>::to_vec),
+            max_version,
+            recovery: recovery.clone(),
+            failed: false,
+        })
+    }
+}
+
+impl FunkScan {
+    fn admits(&self, version: u64) -> bool {
+        version <= self.max_version && self.recovery.visible(version)
+    }
+
+    /// The smallest key any source has left.
+    fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
+        let mut best: Option<Vec<u8>> = None;
+        for (_, index, range) in &self.logs {
+            if let Some(k) = (!range.is_empty()).then(|| index.key(range.start)) {
+                if best.as_deref().is_none_or(|b| k < b) {
+                    best = Some(k.to_vec());
+                }
+            }
+        }
+        if let Some(t) = self.table.as_mut() {
+            match t.peek() {
+                Some(Ok(e)) => {
+                    let in_range = self.to.as_deref().is_none_or(|to| e.key.as_slice() < to);
+                    if in_range && best.as_deref().is_none_or(|b| e.key.as_slice() < b) {
+                        best = Some(e.key.clone());
+                    }
+                }
+                Some(Err(_)) => {
+                    if let Some(Err(e)) = t.next() {
+                        return Err(e);
+                    }
+                }
+                None => {}
+            }
+        }
+        Ok(best)
+    }
+
+    fn step(&mut self) -> Result<Option<(Vec<u8>, Option<Vec<u8>>)>> {
+        let Some(key) = self.next_key()? else {
+            return Ok(None);
+        };
+        // Log records are newer than table entries of the same key: the
+        // newest admitted record of any segment wins.
+        let mut best: Option<(usize, RecordPtr)> = None;
+        for i in 0..self.logs.len() {
+            loop {
+                let (_, index, range) = &self.logs[i];
+                if range.is_empty() || index.key(range.start) != key.as_slice() {
+                    break;
+                }
+                let r = index.record(range.start).cloned();
+                self.logs[i].2.start += 1;
+                if let Some(r) = r {
+                    let newer = best.as_ref().is_none_or(|(_, b)| b.stamp() < r.stamp());
+                    if newer && self.admits(r.version) {
+                        best = Some((i, r));
+                    }
+                }
+            }
+        }
+        let mut from_table: Option<Option<Vec<u8>>> = None;
+        if let Some(t) = self.table.as_mut() {
+            while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
+                if let Some(Ok(e)) = t.next() {
+                    let admitted =
+                        e.version <= self.max_version && self.recovery.visible(e.version);
+                    if from_table.is_none() && admitted {
+                        from_table = Some(e.value);
+                    }
+                }
+            }
+        }
+        let value = match best {
+            Some((i, r)) => self.logs[i].0.read_value(&r)?,
+            None => from_table.flatten(),
+        };
+        Ok(Some((key, value)))
+    }
+}
+
+impl Iterator for FunkScan {
+    /// A key and its newest visible value (`None`: deleted or absent).
+    type Item = Result<(Vec<u8>, Option<Vec<u8>>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -153,7 +153,12 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     let w = inner.versions.refresh_watermark();
     let entries = build::pruned(m.entries(), w);
     let spare = entries.len() / 2 + 64;
-    let new = Munk::build(entries, spare, &inner.budget, Charge::Inherit(m.hand_over()));
+    let new = Munk::build(
+        entries,
+        spare,
+        &inner.budget,
+        Charge::Inherit(m.hand_over()),
+    );
     chunk.set_munk(&frozen, new.map(Arc::new));
     stats::add(&inner.counters.munk_rebalances, 1);
     Ok(())
@@ -173,6 +178,10 @@ pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) ->
             Some(victim) => evict_munk(inner, &victim),
             None => break,
         }
+    }
+    if inner.budget.free() < target {
+        // Log indexes are rebuilt on demand; munks are worth more.
+        inner.open_files.drop_log_indexes();
     }
     inner.budget.free() >= target
 }

@@ -93,7 +93,11 @@ pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
 }
 
 /// Steps 2–5 for a chunk whose `funk_change` the caller holds.
-pub(super) fn rebuild_locked(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
+pub(super) fn rebuild_locked(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    own: &MutexGuard<'_, ()>,
+) -> Result<()> {
     let started = Instant::now();
     let (frozen, cut, segment) = divert(inner, chunk, own)?;
     let w = inner.versions.refresh_watermark();

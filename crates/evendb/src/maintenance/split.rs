@@ -122,7 +122,12 @@ pub(super) fn munk_split(
         let content: u64 = piece.iter().map(MunkEntry::charge).sum();
         let inherit = content.min(handed);
         handed -= inherit;
-        let m = Munk::build(piece.clone(), spare, &inner.budget, Charge::Inherit(inherit));
+        let m = Munk::build(
+            piece.clone(),
+            spare,
+            &inner.budget,
+            Charge::Inherit(inherit),
+        );
         {
             let g = child.rebalance.write();
             child.set_munk(&g, m.map(Arc::new));
@@ -132,7 +137,9 @@ pub(super) fn munk_split(
     }
     // Hold the parts' funk_change through phase 2.
     let child_locks: Vec<_> = children.iter().map(|c| c.funk_change.lock_arc()).collect();
-    inner.budget.release(crate::cache::budget::Kind::Munks, handed);
+    inner
+        .budget
+        .release(crate::cache::budget::Kind::Munks, handed);
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     // Readers that still reach the old chunk read its funk, which has every

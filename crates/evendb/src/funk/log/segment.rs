@@ -20,13 +20,14 @@
 //!   concurrent synchronous puts share one fsync.
 
 use super::format::{self, Header, HEADER_LEN};
+use super::index::SegmentIndex;
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, FileKind};
 use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
 use crate::vfs::{Storage, StorageFile};
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -99,12 +100,17 @@ pub(crate) struct LogSegment {
     parts: ArcSwap<Vec<Arc<LogPart>>>,
     records: AtomicU64,
     max_counter: AtomicU64,
+    /// The sorted index, once a scan asked for it (see `index`).
+    index: ArcSwapOption<SegmentIndex>,
+    /// Serializes building and extending the index.
+    index_build: Mutex<()>,
 }
 
 impl Drop for LogSegment {
     fn drop(&mut self) {
         let bytes: u64 = self.parts.load().iter().map(|p| p.bloom.bytes()).sum();
         self.config.budget.release(Kind::Filters, bytes);
+        self.drop_index();
     }
 }
 
@@ -189,6 +195,8 @@ impl LogSegment {
             parts: ArcSwap::from_pointee(Vec::new()),
             records: AtomicU64::new(0),
             max_counter: AtomicU64::new(0),
+            index: ArcSwapOption::empty(),
+            index_build: Mutex::new(()),
         }
     }
 
@@ -403,6 +411,62 @@ impl LogSegment {
             .read_at(start, &mut buf)
             .map_err(|e| Error::io(&self.path, e))?;
         Ok(buf)
+    }
+
+    /// The sorted index of every record published so far, built or
+    /// extended now if needed (reading only what it does not cover yet).
+    /// It is kept for later scans if the memory budget has room for it;
+    /// otherwise it serves this caller only.
+    pub fn sorted_index(&self) -> Result<Arc<SegmentIndex>> {
+        let len = self.len();
+        if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
+            return Ok(ix);
+        }
+        let _g = self.index_build.lock();
+        let current = self.index.load_full();
+        if let Some(ix) = current.as_ref().filter(|ix| ix.covered >= len) {
+            return Ok(ix.clone());
+        }
+        let from = current.as_ref().map_or(0, |ix| ix.covered);
+        let image = self.image_range(from, len)?;
+        let base = SegmentIndex::default();
+        let old = current.as_deref().unwrap_or(&base);
+        let new = Arc::new(old.extended(&image, from, len));
+        let budget = &self.config.budget;
+        let grow = new.bytes().saturating_sub(old.bytes());
+        if budget.try_reserve(Kind::Indexes, grow, 0) {
+            budget.release(Kind::Indexes, old.bytes().saturating_sub(new.bytes()));
+            self.index.store(Some(new.clone()));
+        }
+        Ok(new)
+    }
+
+    /// Drops the sorted index (to free memory; it is rebuilt on demand).
+    pub fn drop_index(&self) {
+        let _g = self.index_build.lock();
+        if let Some(old) = self.index.swap(None) {
+            self.config.budget.release(Kind::Indexes, old.bytes());
+        }
+    }
+
+    /// Reads and checks the record at `ptr`; returns its value (`None` for a
+    /// tombstone).
+    pub fn read_value(&self, ptr: &RecordPtr) -> Result<Option<Vec<u8>>> {
+        let buf = self.read_bytes(ptr.offset, ptr.offset + ptr.record_len())?;
+        let (h, key) = decode_at(&buf, 0, self.seed).ok_or_else(|| {
+            Error::corruption(&self.path, ptr.offset, "log record failed its checksum")
+        })?;
+        if h.counter != ptr.counter || h.version != ptr.version {
+            return Err(Error::corruption(
+                &self.path,
+                ptr.offset,
+                "log record changed since it was indexed",
+            ));
+        }
+        if ptr.tombstone {
+            return Ok(None);
+        }
+        Ok(buf.get(HEADER_LEN + key.len()..).map(<[u8]>::to_vec))
     }
 
     /// The newest record of `key` that `accept(version, counter)` admits, with

@@ -1,0 +1,124 @@
+//! A sorted index of a log segment's records, built when a scan first needs
+//! it and extended as the segment grows, so scans of chunks without munks
+//! read only the records in their range, not the whole log.
+//!
+//! It holds, per record, the key and where the record sits (about 60 bytes
+//! plus the key), is charged to the memory budget as index memory, and is
+//! dropped whole under memory pressure (it is rebuilt on demand).
+
+use super::segment::RecordPtr;
+use super::SegmentImage;
+
+/// Index entries of a segment up to `covered` bytes, sorted by key, then
+/// newest first.
+#[derive(Debug, Default)]
+pub(crate) struct SegmentIndex {
+    /// Length of the segment the index covers (a record boundary).
+    pub covered: u64,
+    keys: Vec<u8>,
+    /// (offset of the key in `keys`, the record), sorted.
+    entries: Vec<(usize, RecordPtr)>,
+}
+
+impl SegmentIndex {
+    pub fn key(&self, i: usize) -> &[u8] {
+        match self.entries.get(i) {
+            Some((at, r)) => self
+                .keys
+                .get(*at..*at + r.key_len as usize)
+                .unwrap_or_default(),
+            None => &[],
+        }
+    }
+
+    pub fn record(&self, i: usize) -> Option<&RecordPtr> {
+        self.entries.get(i).map(|(_, r)| r)
+    }
+
+    /// Positions of the entries with keys in `[from, to)`.
+    pub fn range(&self, from: &[u8], to: Option<&[u8]>) -> std::ops::Range<usize> {
+        let n = self.entries.len();
+        let lo = partition(n, |i| self.key(i) < from);
+        let hi = match to {
+            Some(t) => partition(n, |i| self.key(i) < t),
+            None => n,
+        };
+        lo..hi.max(lo)
+    }
+
+    /// Memory the index takes.
+    pub fn bytes(&self) -> u64 {
+        (self.keys.len() + self.entries.len() * std::mem::size_of::<(usize, RecordPtr)>()) as u64
+    }
+
+    /// This index extended with the records of `image` (which starts at
+    /// file offset `base`, where this index ends), covering up to `covered`.
+    pub fn extended(&self, image: &SegmentImage, base: u64, covered: u64) -> SegmentIndex {
+        // The new records' keys go first into a fresh key area, the old
+        // keys after them; entries point into it.
+        let mut keys = Vec::with_capacity(self.keys.len() + image.bytes.len() / 8);
+        let mut added: Vec<(usize, RecordPtr)> = Vec::with_capacity(image.records.len());
+        for r in &image.records {
+            let at = keys.len();
+            keys.extend_from_slice(image.key(r));
+            let mut abs = r.clone();
+            abs.offset += base;
+            added.push((at, abs));
+        }
+        added.sort_by(|a, b| order(&keys, a, &keys, b));
+        let shift = keys.len();
+        keys.extend_from_slice(&self.keys);
+        let mut entries = Vec::with_capacity(self.entries.len() + added.len());
+        let (mut old, mut new) = (self.entries.iter().peekable(), added.into_iter().peekable());
+        loop {
+            let take_old = match (old.peek(), new.peek()) {
+                (Some(o), Some(a)) => order(&self.keys, o, &keys, a).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if take_old {
+                if let Some((at, r)) = old.next() {
+                    entries.push((at + shift, r.clone()));
+                }
+            } else if let Some(a) = new.next() {
+                entries.push(a);
+            }
+        }
+        SegmentIndex {
+            covered,
+            keys,
+            entries,
+        }
+    }
+}
+
+fn key_in<'a>(keys: &'a [u8], e: &(usize, RecordPtr)) -> &'a [u8] {
+    keys.get(e.0..e.0 + e.1.key_len as usize)
+        .unwrap_or_default()
+}
+
+/// Index order: key ascending, then stamp descending.
+fn order(
+    ka: &[u8],
+    a: &(usize, RecordPtr),
+    kb: &[u8],
+    b: &(usize, RecordPtr),
+) -> std::cmp::Ordering {
+    key_in(ka, a)
+        .cmp(key_in(kb, b))
+        .then_with(|| b.1.stamp().cmp(&a.1.stamp()))
+}
+
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
