@@ -147,6 +147,7 @@ impl Db {
         // manifest, an open handle and a length for every file.
         let (manifest, files) = {
             let _no_puts = inner.versions.pause_puts();
+            inner.flush_buffers()?;
             let published = inner.published.lock();
             let manifest: Manifest = published.manifest.clone();
             let mut files: Vec<(String, Arc<dyn StorageFile>, u64)> = Vec::new();

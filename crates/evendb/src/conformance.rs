@@ -141,7 +141,7 @@ fn write_log(fs: &MemFs, number: u64, entries: &[Entry]) {
     let log = LogSegment::create(fs, Path::new(DIR), number, &log_config()).unwrap();
     let counter = AtomicU64::new(entries.first().map_or(0, |e| e.counter));
     for e in entries {
-        log.append(&e.key, e.value.as_deref(), e.version, &counter)
+        log.append(&e.key, e.value.as_deref(), e.version, &counter, false)
             .unwrap();
     }
     log.sync_all().unwrap();
@@ -175,10 +175,7 @@ fn munk_seek(munk: &Munk, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     let mut i = munk.seek(from);
     while let Some((cell, next)) = munk.at(i) {
-        let value = cell
-            .head()
-            .and_then(|h| h.visible(u64::MAX))
-            .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+        let value = cell.read(u64::MAX).flatten();
         if let Some(v) = value {
             out.push((cell.key.to_vec(), v));
         }
@@ -293,9 +290,7 @@ fn munk_loaded_from_a_funk_then_written_conforms() {
         }
         check("munk", &model, &|from| munk_seek(&munk, from));
         for p in probes() {
-            let got = munk
-                .get(&p, u64::MAX)
-                .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+            let got = munk.read(&p, u64::MAX);
             assert_eq!(got.as_ref(), model.get(&p), "munk get {p:?}");
         }
     }

@@ -57,7 +57,7 @@ impl Snapshot {
     /// # Errors
     /// As [`Db::get`](crate::Db::get).
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        stats::add(&self.guard.inner.counters.gets, 1);
+        stats::add(&self.guard.inner.counters.local().gets, 1);
         self.guard
             .inner
             .get_at(key.as_ref(), Some(self.guard.version))
@@ -65,13 +65,13 @@ impl Snapshot {
 
     /// Pairs in `range` as of the snapshot, in key order.
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
-        stats::add(&self.guard.inner.counters.scans, 1);
+        stats::add(&self.guard.inner.counters.local().scans, 1);
         Scan::new(self.guard.clone(), &range)
     }
 
     /// Pairs whose keys start with `prefix` as of the snapshot.
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
-        stats::add(&self.guard.inner.counters.scans, 1);
+        stats::add(&self.guard.inner.counters.local().scans, 1);
         Scan::prefix(self.guard.clone(), prefix.as_ref())
     }
 }
@@ -207,7 +207,7 @@ impl Scan {
         inner.touch(&chunk);
         let end_key = chunk.end_key.clone();
         if let Some(munk) = chunk.munk() {
-            stats::add(&inner.counters.scan_chunks_munk, 1);
+            stats::add(&inner.counters.local().scan_chunks_munk, 1);
             let next = munk.seek(&from);
             self.source = Some(Source::Munk {
                 munk,
@@ -216,7 +216,7 @@ impl Scan {
             });
             return Ok(());
         }
-        stats::add(&inner.counters.scan_chunks_funk, 1);
+        stats::add(&inner.counters.local().scan_chunks_funk, 1);
         let funk = inner.open_funk(&chunk)?;
         let to = match (&self.end, &end_key) {
             (Bound::Excluded(e), Some(k)) => Some(e.clone().min(k.clone())),
@@ -250,10 +250,7 @@ impl Scan {
                     if end_key.as_deref().is_some_and(|e| *cell.key >= *e) {
                         return Ok(None);
                     }
-                    let value = cell
-                        .head()
-                        .and_then(|h| h.visible(version))
-                        .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec));
+                    let value = cell.read(version).flatten();
                     (cell.key.to_vec(), value)
                 }
                 Some(Source::Funk { groups, end_key }) => {

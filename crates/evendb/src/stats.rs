@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// and the by-name list, so the three never drift apart.
 macro_rules! counters {
     ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// One thread's share of the counters (see [`Counters`]).
         #[derive(Debug, Default)]
-        pub(crate) struct Counters {
+        pub(crate) struct Stripe {
             $( pub $name: AtomicU64, )*
         }
 
-        impl Counters {
-            fn fill(&self, s: &mut Stats) {
-                $( s.$name = self.$name.load(Ordering::Relaxed); )*
+        impl Stripe {
+            fn add_to(&self, s: &mut Stats) {
+                $( s.$name += self.$name.load(Ordering::Relaxed); )*
             }
         }
 
@@ -126,6 +127,44 @@ pub(crate) fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
 }
 
+/// Stripes of counters: threads add to their own stripe (each on its own
+/// cache lines), so counting never makes two cores fight over a line;
+/// reading sums the stripes.
+#[derive(Debug)]
+pub(crate) struct Counters {
+    stripes: Box<[Padded]>,
+}
+
+/// A stripe aligned to its own cache lines.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Padded(Stripe);
+
+const STRIPES: usize = 16;
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            stripes: (0..STRIPES).map(|_| Padded::default()).collect(),
+        }
+    }
+}
+
+thread_local! {
+    static STRIPE: usize = {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES
+    };
+}
+
+impl Counters {
+    /// The calling thread's stripe.
+    pub fn local(&self) -> &Stripe {
+        let i = STRIPE.with(|s| *s);
+        &self.stripes[i % self.stripes.len()].0
+    }
+}
+
 impl Stats {
     /// Engine write amplification so far: bytes the engine wrote (logs and
     /// tables) per user byte. Zero before the first put.
@@ -140,7 +179,9 @@ impl Stats {
 impl Counters {
     pub fn snapshot(&self) -> Stats {
         let mut s = Stats::default();
-        self.fill(&mut s);
+        for p in self.stripes.iter() {
+            p.0.add_to(&mut s);
+        }
         s
     }
 }

@@ -187,7 +187,7 @@ impl Db {
     /// # Errors
     /// [`Error::Corruption`] if the bytes read fail their checks, I/O errors.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        stats::add(&self.inner.counters.gets, 1);
+        stats::add(&self.inner.counters.local().gets, 1);
         self.inner.get_at(key.as_ref(), None)
     }
 
@@ -204,7 +204,7 @@ impl Db {
     /// # Ok::<(), evendb::Error>(())
     /// ```
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
-        stats::add(&self.inner.counters.scans, 1);
+        stats::add(&self.inner.counters.local().scans, 1);
         let (lo, hi) = crate::scan::announced_range(&range);
         let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
         Scan::new(Arc::new(snap), &range)
@@ -221,7 +221,7 @@ impl Db {
     /// # Ok::<(), evendb::Error>(())
     /// ```
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
-        stats::add(&self.inner.counters.scans, 1);
+        stats::add(&self.inner.counters.local().scans, 1);
         let p = prefix.as_ref();
         let hi = crate::scan::prefix_end(p);
         let snap = SnapshotGuard::new(self.inner.clone(), p, hi.as_deref());
@@ -312,9 +312,23 @@ impl DbInner {
             };
             for l in funk.logs().filter(|l| l.is_dirty()) {
                 match l.sync_all() {
-                    Ok(true) => stats::add(&self.counters.log_syncs, 1),
+                    Ok(true) => stats::add(&self.counters.local().log_syncs, 1),
                     Ok(false) => {}
                     Err(e) => return self.poison(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every log's buffered records to its file (no sync).
+    pub fn flush_buffers(&self) -> Result<()> {
+        for chunk in self.index.load().chunks.iter() {
+            if let Some(funk) = chunk.funk() {
+                for l in funk.logs() {
+                    if let Err(e) = l.flush() {
+                        return self.poison(e);
+                    }
                 }
             }
         }
@@ -365,16 +379,27 @@ impl DbInner {
     /// tracks recent popularity.
     pub fn touch(&self, chunk: &Chunk) {
         chunk.touch();
-        let n = self.touches.fetch_add(1, Ordering::Relaxed) + 1;
-        let due = self.next_decay.load(Ordering::Relaxed);
-        if n < due {
+        // Each thread adds its accesses to the shared count in batches, so
+        // counting does not bounce a cache line between cores.
+        const BATCH: u32 = 256;
+        let due = LOCAL_TOUCHES.with(|t| {
+            let n = t.get() + 1;
+            t.set(n % BATCH);
+            n == BATCH
+        });
+        if !due {
+            return;
+        }
+        let n = self.touches.fetch_add(u64::from(BATCH), Ordering::Relaxed) + u64::from(BATCH);
+        let next_due = self.next_decay.load(Ordering::Relaxed);
+        if n < next_due {
             return;
         }
         let idx = self.index.load();
         let next = n + (16 * idx.chunks.len() as u64).max(1024);
         if self
             .next_decay
-            .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(next_due, next, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
         {
             for c in &idx.chunks {
@@ -410,6 +435,10 @@ impl DbInner {
         s.row_cache_misses = misses;
         s
     }
+}
+
+thread_local! {
+    static LOCAL_TOUCHES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Runs `f` on a background thread named `name`.

@@ -38,8 +38,8 @@ impl DbInner {
             budget: &self.budget,
         };
         let (funk, info) = Funk::open(&src, &files)?;
-        stats::add(&self.counters.torn_tail_bytes, info.truncated);
-        stats::add(&self.counters.funks_opened, 1);
+        stats::add(&self.counters.local().torn_tail_bytes, info.truncated);
+        stats::add(&self.counters.local().funks_opened, 1);
         chunk
             .counter
             .fetch_max(info.max_counter + 1, Ordering::AcqRel);
@@ -53,12 +53,10 @@ impl DbInner {
         let chunk = self.chunk_for(key)?;
         self.touch(&chunk);
         let max_version = version.unwrap_or(u64::MAX);
-        let c = &self.counters;
+        let c = self.counters.local();
         if let Some(m) = chunk.munk() {
             stats::add(&c.gets_munk, 1);
-            return Ok(m
-                .get(key, max_version)
-                .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec)));
+            return Ok(m.read(key, max_version));
         }
         let tag = Tag {
             chunk_id: chunk.id,

@@ -72,13 +72,16 @@ impl DbInner {
                 },
             };
             let ticket = self.versions.begin_put(key);
-            let appended = match funk
-                .active
-                .append(key, value, ticket.version, &chunk.counter)
-            {
-                Ok(a) => a,
-                Err(e) => return self.poison(e),
-            };
+            // Without a munk the record must be readable from disk at once.
+            let write_through = munk.is_none();
+            let appended =
+                match funk
+                    .active
+                    .append(key, value, ticket.version, &chunk.counter, write_through)
+                {
+                    Ok(a) => a,
+                    Err(e) => return self.poison(e),
+                };
             match (&munk, reservation) {
                 (Some(m), Some(r)) => {
                     let node = Version::new(value, ticket.version, appended.ptr.counter);
@@ -96,7 +99,7 @@ impl DbInner {
             drop(ticket);
             drop(guard);
 
-            let c = &self.counters;
+            let c = self.counters.local();
             stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
             stats::add(&c.user_bytes_written, (key.len() + value_len) as u64);
             stats::add(&c.log_bytes_written, appended.ptr.record_len());
@@ -127,7 +130,7 @@ impl DbInner {
         funk: &Funk,
         munk: Option<&Munk>,
     ) -> Result<()> {
-        let log = funk.active.len();
+        let log = funk.active.appended();
         let limit = match munk {
             Some(_) => self.opts.munk_log_limit(),
             None => self.opts.max_log_size,

@@ -139,9 +139,9 @@ impl Funk {
         }
     }
 
-    /// Bytes in all log segments.
+    /// Bytes appended to all log segments.
     pub fn log_bytes(&self) -> u64 {
-        self.logs().map(|l| l.len()).sum()
+        self.logs().map(|l| l.appended()).sum()
     }
 
     /// Approximate bytes of the chunk's data: table file plus logs.
@@ -435,7 +435,7 @@ impl FunkScan {
         Ok(best)
     }
 
-    fn step(&mut self) -> Result<Option<(Vec<u8>, Option<Vec<u8>>)>> {
+    fn step(&mut self) -> Result<Option<ScanItem>> {
         let Some(key) = self.next_key()? else {
             return Ok(None);
         };
@@ -478,9 +478,11 @@ impl FunkScan {
     }
 }
 
+/// A key and its newest visible value (`None`: deleted or absent).
+pub(crate) type ScanItem = (Vec<u8>, Option<Vec<u8>>);
+
 impl Iterator for FunkScan {
-    /// A key and its newest visible value (`None`: deleted or absent).
-    type Item = Result<(Vec<u8>, Option<Vec<u8>>)>;
+    type Item = Result<ScanItem>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {

@@ -115,7 +115,7 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         }
         drop(theirs);
         remove_unreferenced(inner, &[frozen_a.files(), frozen_b.files()]);
-        count(inner, &inner.counters.merges, started);
+        count(inner, &inner.counters.local().merges, started);
         return Ok(true);
     }
     Ok(false)

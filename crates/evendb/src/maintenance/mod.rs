@@ -179,7 +179,7 @@ pub(crate) fn gc_group(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry> {
 fn count(inner: &DbInner, kind: &std::sync::atomic::AtomicU64, since: std::time::Instant) {
     stats::add(kind, 1);
     stats::add(
-        &inner.counters.rebuild_micros,
+        &inner.counters.local().rebuild_micros,
         since.elapsed().as_micros() as u64,
     );
 }

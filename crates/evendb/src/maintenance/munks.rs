@@ -82,6 +82,9 @@ pub(crate) fn load_munk(
     };
     let frozen = chunk.rebalance.write();
     for (log, &limit) in funk.logs().zip(&limits) {
+        if let Err(e) = log.flush() {
+            return inner.poison(e);
+        }
         if log.len() <= limit {
             continue;
         }
@@ -102,7 +105,7 @@ pub(crate) fn load_munk(
     chunk.set_munk(&frozen, Some(Arc::new(munk)));
     drop(frozen);
     inner.munks.add(chunk);
-    stats::add(&inner.counters.munk_loads, 1);
+    stats::add(&inner.counters.local().munk_loads, 1);
     // Files shared with other chunks since a split cost reads out of
     // proportion to this chunk's data. Now that the data is in memory,
     // writing the chunk its own table costs no reads; do it while the
@@ -113,14 +116,22 @@ pub(crate) fn load_munk(
     Ok(true)
 }
 
-/// Removes the chunk's munk, if any.
+/// Removes the chunk's munk, if any. Its buffered log records are written
+/// out first: reads of the chunk go back to the log.
 pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     let frozen = chunk.rebalance.write();
+    if let Some(f) = chunk.funk() {
+        if let Err(e) = f.active.flush() {
+            // The munk stays (it holds the data the log could not take).
+            let _ = inner.poison::<()>(e);
+            return;
+        }
+    }
     let old = chunk.set_munk(&frozen, None);
     drop(frozen);
     inner.munks.remove(chunk);
     if old.is_some() {
-        stats::add(&inner.counters.munk_evictions, 1);
+        stats::add(&inner.counters.local().munk_evictions, 1);
     }
 }
 
@@ -160,7 +171,7 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
         Charge::Inherit(m.hand_over()),
     );
     chunk.set_munk(&frozen, new.map(Arc::new));
-    stats::add(&inner.counters.munk_rebalances, 1);
+    stats::add(&inner.counters.local().munk_rebalances, 1);
     Ok(())
 }
 

@@ -73,6 +73,11 @@ pub(super) fn divert(
     let old = chunk
         .funk()
         .ok_or_else(|| Error::InvalidArgument("diverting a chunk whose funk is not open".into()))?;
+    // The segment being frozen is read by the rebuild: no record may stay
+    // buffered.
+    if let Err(e) = old.active.flush() {
+        return inner.poison(e);
+    }
     chunk.set_funk(Arc::new(old.with_segment(segment.clone())));
     let cut = chunk.counter.load(std::sync::atomic::Ordering::Acquire);
     drop(frozen);
@@ -145,10 +150,10 @@ pub(super) fn rebuild_locked(
         })?;
         *chunk.files.lock() = files;
         chunk.set_funk(Arc::new(funk));
-        count(inner, &inner.counters.rebalances, started);
+        count(inner, &inner.counters.local().rebalances, started);
     } else {
         split::commit_funk_split(inner, chunk, outputs, segment)?;
-        count(inner, &inner.counters.splits, started);
+        count(inner, &inner.counters.local().splits, started);
     }
     remove_unreferenced(inner, &[old_files]);
     Ok(())
@@ -247,7 +252,7 @@ impl<'a> TableOutput<'a> {
             Ok(s) => s,
             Err(e) => return self.inner.poison(e),
         };
-        crate::stats::add(&self.inner.counters.table_bytes_written, size);
+        crate::stats::add(&self.inner.counters.local().table_bytes_written, size);
         let reader = self.inner.open_files.table(number, || {
             TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)
                 .map(|t| t.charged(&self.inner.budget))

@@ -91,6 +91,10 @@ pub(super) fn munk_split(
         // Evicted meanwhile: a funk rebuild will split it.
         return Ok(());
     };
+    // The old active segment is shared, frozen, by the parts: flush it.
+    if let Err(e) = funk.active.flush() {
+        return inner.poison(e);
+    }
     let w = inner.versions.refresh_watermark();
     let entries = build::pruned(munk.entries(), w);
     let pieces = cut_where_inserts_go(entries, parts, &munk.recent_keys());
@@ -176,7 +180,7 @@ pub(super) fn munk_split(
         logs: numbers[children.len()..].to_vec(),
     };
     remove_unreferenced(inner, &[funk.files(), unused]);
-    count(inner, &inner.counters.splits, started);
+    count(inner, &inner.counters.local().splits, started);
     Ok(())
 }
 

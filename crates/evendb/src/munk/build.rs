@@ -111,11 +111,13 @@ pub(crate) fn prune_chain(head: Option<Arc<Version>>, watermark: u64) -> Option<
     let mut node = Some(head.clone());
     while let Some(n) = node {
         if n.version <= watermark {
-            n.set_older(None);
+            // Stores are costly (see `Version::cut`): only where something
+            // is dropped.
+            n.cut();
             if n.value.is_none() {
                 match &above {
                     None => return None,
-                    Some(a) => a.set_older(None),
+                    Some(a) => a.cut(),
                 }
             }
             break;

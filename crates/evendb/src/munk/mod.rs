@@ -90,22 +90,36 @@ impl Version {
         self.older.store(older);
     }
 
+    /// Drops everything older than this version, if anything is linked: a
+    /// store into an `ArcSwap` costs a pass over every thread's debt slots,
+    /// so it is skipped when there is nothing to drop.
+    pub fn cut(&self) {
+        if self.older.load().is_some() {
+            self.older.store(None);
+        }
+    }
+
+    /// Runs `f` on the newest version of the chain starting here that is
+    /// at or below `max_version`, without taking references (no reference
+    /// count traffic on hot keys).
+    pub fn with_visible<R>(&self, max_version: u64, f: impl FnOnce(&Version) -> R) -> Option<R> {
+        if self.version <= max_version {
+            return Some(f(self));
+        }
+        let mut guard = self.older.load();
+        loop {
+            let next = match guard.as_ref() {
+                None => return None,
+                Some(n) if n.version <= max_version => return Some(f(n)),
+                Some(n) => n.older.load(),
+            };
+            guard = next;
+        }
+    }
+
     /// Bytes charged for this node.
     pub fn charge(&self) -> u64 {
         NODE_OVERHEAD + self.value.as_ref().map_or(0, |v| v.len() as u64)
-    }
-
-    /// The newest version of the chain starting here that is at or below
-    /// `max_version`.
-    pub fn visible(self: &Arc<Self>, max_version: u64) -> Option<Arc<Version>> {
-        let mut node = Some(self.clone());
-        while let Some(n) = node {
-            if n.version <= max_version {
-                return Some(n);
-            }
-            node = n.older();
-        }
-        None
     }
 }
 
@@ -131,6 +145,14 @@ impl Cell {
     /// The newest version, if any.
     pub fn head(&self) -> Option<Arc<Version>> {
         self.head.load_full()
+    }
+
+    /// The value of the newest version at or below `max_version`: `None`
+    /// if there is none, `Some(None)` for a tombstone. Takes no reference.
+    pub fn read(&self, max_version: u64) -> Option<Option<Vec<u8>>> {
+        let head = self.head.load();
+        head.as_ref()?
+            .with_visible(max_version, |v| v.value.as_deref().map(<[u8]>::to_vec))
     }
 }
 
@@ -301,11 +323,10 @@ impl Munk {
         self.find_index(key).and_then(|i| self.cell(i))
     }
 
-    /// The newest version of `key` at or below `max_version`: `None` if the
-    /// munk has none (the key is absent at that version), else the version
-    /// (which may be a tombstone).
-    pub fn get(&self, key: &[u8], max_version: u64) -> Option<Arc<Version>> {
-        self.find(key)?.head()?.visible(max_version)
+    /// The value of `key` at `max_version` (`None` if absent or deleted),
+    /// copied out without taking references.
+    pub fn read(&self, key: &[u8], max_version: u64) -> Option<Vec<u8>> {
+        self.find(key)?.read(max_version).flatten()
     }
 
     /// Makes room for a put of `key` with a value of `value_len` bytes:

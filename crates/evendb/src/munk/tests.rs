@@ -19,8 +19,7 @@ fn put(m: &Munk, key: &[u8], value: Option<&[u8]>, version: u64, counter: u64, w
 }
 
 fn value_at(m: &Munk, key: &[u8], version: u64) -> Option<Vec<u8>> {
-    m.get(key, version)
-        .and_then(|v| v.value.as_deref().map(<[u8]>::to_vec))
+    m.read(key, version)
 }
 
 fn keys(m: &Munk) -> Vec<Vec<u8>> {

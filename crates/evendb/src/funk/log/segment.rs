@@ -8,11 +8,17 @@
 //!
 //! Invariants:
 //! - `append` (mutex) serializes appends: it takes the chunk's next counter,
-//!   writes the record to the file at the end (`pwrite`, no user-space
-//!   buffer), sets the key's bits in its part's filter, and only then stores
-//!   the new length in `published` (Release). Readers load `published`
-//!   (Acquire) and read the file below it without any lock, so they see only
-//!   whole records, and every record they see has its filter bits set.
+//!   adds the record to a user-space buffer, sets the key's bits in its
+//!   part's filter, and — for a write-through append, or when the buffer is
+//!   full — writes the buffer to the file and only then stores the file's
+//!   length in `published` (Release). Readers load `published` (Acquire) and
+//!   read the file below it without any lock, so they see only whole
+//!   records, and every record they see has its filter bits set.
+//! - Puts to chunks without a munk write through, so reads of those chunks
+//!   from disk see them at once. Puts to a chunk with a munk may stay in the
+//!   buffer (the munk serves their reads); whatever makes such a chunk's log
+//!   readable again flushes first: eviction of the munk, a divert, a munk
+//!   load's catch-up, a split, a sync.
 //! - Parts are created under `append` and published by swapping `parts`
 //!   (copy on write); a part's `start` is a record boundary and never moves.
 //! - `synced` (mutex) is the length known durable. One thread at a time
@@ -80,10 +86,15 @@ pub(crate) struct LogPart {
     pub bloom: Bloom,
 }
 
+/// Bytes buffered before they are written to the file.
+const WRITE_BUFFER: usize = 64 * 1024;
+
 #[derive(Debug)]
 struct AppendState {
+    /// Logical end: written plus buffered bytes.
     len: u64,
-    scratch: Vec<u8>,
+    /// Bytes after the file's end (`published`), not written yet.
+    buffer: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -95,6 +106,8 @@ pub(crate) struct LogSegment {
     config: LogConfig,
     append: Mutex<AppendState>,
     published: AtomicU64,
+    /// The logical length (written plus buffered), for size decisions.
+    logical: AtomicU64,
     synced: Mutex<u64>,
     dirty: AtomicBool,
     parts: ArcSwap<Vec<Arc<LogPart>>>,
@@ -187,8 +200,9 @@ impl LogSegment {
             config: config.clone(),
             append: Mutex::new(AppendState {
                 len,
-                scratch: Vec::new(),
+                buffer: Vec::new(),
             }),
+            logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
             synced: Mutex::new(len),
             dirty: AtomicBool::new(false),
@@ -311,9 +325,34 @@ impl LogSegment {
         needs_new
     }
 
-    /// Bytes readable now: every record below this offset is whole.
+    /// Bytes readable now: every record below this offset is whole and in
+    /// the file.
     pub fn len(&self) -> u64 {
         self.published.load(Ordering::Acquire)
+    }
+
+    /// Bytes appended so far, buffered ones included.
+    pub fn appended(&self) -> u64 {
+        self.logical.load(Ordering::Acquire)
+    }
+
+    /// Writes buffered appends to the file (no sync).
+    pub fn flush(&self) -> Result<()> {
+        let mut a = self.append.lock();
+        self.write_buffer(&mut a)
+    }
+
+    fn write_buffer(&self, a: &mut AppendState) -> Result<()> {
+        if a.buffer.is_empty() {
+            return Ok(());
+        }
+        let at = a.len - a.buffer.len() as u64;
+        self.file
+            .write_at(at, &a.buffer)
+            .map_err(|e| Error::io(&self.path, e))?;
+        a.buffer.clear();
+        self.published.store(a.len, Ordering::Release);
+        Ok(())
     }
 
     /// The largest counter of any record in the segment.
@@ -327,24 +366,23 @@ impl LogSegment {
     }
 
     /// Appends one record; its counter is taken from `counter` here, so
-    /// records land in the file in counter order.
+    /// records land in the file in counter order. With `write_through` the
+    /// record (and anything buffered before it) is in the file on return.
     pub fn append(
         &self,
         key: &[u8],
         value: Option<&[u8]>,
         version: u64,
         counter: &AtomicU64,
+        write_through: bool,
     ) -> Result<Appended> {
         let mut a = self.append.lock();
         let c = counter.fetch_add(1, Ordering::Relaxed);
-        let AppendState { len, scratch } = &mut *a;
-        scratch.clear();
-        format::encode(scratch, self.seed, key, value, version, c);
-        let offset = *len;
-        self.file
-            .write_at(offset, scratch)
-            .map_err(|e| Error::io(&self.path, e))?;
-        let end = offset + scratch.len() as u64;
+        let offset = a.len;
+        let before = a.buffer.len();
+        format::encode(&mut a.buffer, self.seed, key, value, version, c);
+        let end = offset + (a.buffer.len() - before) as u64;
+        a.len = end;
         let hash = key_hash(key);
         let current = self.parts.load();
         let fits = current
@@ -359,11 +397,13 @@ impl LogSegment {
             self.add_to_part(&mut parts, offset, hash);
             self.parts.store(Arc::new(parts));
         }
-        *len = end;
         self.records.fetch_add(1, Ordering::Relaxed);
         self.max_counter.fetch_max(c, Ordering::Relaxed);
         self.dirty.store(true, Ordering::Release);
-        self.published.store(end, Ordering::Release);
+        self.logical.store(end, Ordering::Release);
+        if write_through || a.buffer.len() >= WRITE_BUFFER {
+            self.write_buffer(&mut a)?;
+        }
         Ok(Appended {
             ptr: RecordPtr {
                 version,
@@ -384,10 +424,11 @@ impl LogSegment {
         if *synced >= upto {
             return Ok(false);
         }
+        self.flush()?;
         let target = self.len();
         self.file.sync().map_err(|e| Error::io(&self.path, e))?;
         *synced = target;
-        if self.len() == target {
+        if self.appended() == target {
             self.dirty.store(false, Ordering::Release);
         }
         Ok(true)
@@ -395,7 +436,7 @@ impl LogSegment {
 
     /// Makes everything appended so far durable.
     pub fn sync_all(&self) -> Result<bool> {
-        self.sync_to(self.len())
+        self.sync_to(self.appended())
     }
 
     /// True if something was appended since the last full sync.
