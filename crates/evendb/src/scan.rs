@@ -52,6 +52,12 @@ impl Snapshot {
         Snapshot { guard }
     }
 
+    /// The version the snapshot reads at (see `Db::write_stamped`).
+    #[cfg(feature = "test-hooks")]
+    pub fn version(&self) -> u64 {
+        self.guard.version
+    }
+
     /// The value of `key` as of the snapshot.
     ///
     /// # Errors
@@ -174,6 +180,12 @@ impl Scan {
             source: None,
             done: false,
         }
+    }
+
+    /// The version the scan reads at (see `Db::write_stamped`).
+    #[cfg(feature = "test-hooks")]
+    pub fn version(&self) -> u64 {
+        self.snap.version
     }
 
     fn before_end(&self, key: &[u8]) -> bool {

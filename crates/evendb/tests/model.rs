@@ -62,10 +62,19 @@ fn model_range(
         .collect()
 }
 
-fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
+fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
     let mut rng = fastrand::Rng::with_seed(seed);
     let fs = MemFs::new();
-    let mut db = common::open_tiny(&fs);
+    // Odd sequences run with memory for a few munks only: loads and
+    // evictions; even ones with room for all: munk rebalances and splits.
+    let budget = if seed % 2 == 1 { 24 << 10 } else { 64 << 20 };
+    let open = |fs: &MemFs| {
+        common::tiny(fs)
+            .memory_budget(budget)
+            .open(common::dir())
+            .expect("open")
+    };
+    let mut db = open(&fs);
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut snaps: Vec<(evendb::Snapshot, Model)> = Vec::new();
     for step in 0..ops {
@@ -145,7 +154,7 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
                 // Close and reopen; snapshots end with the handle.
                 snaps.clear();
                 drop(db);
-                db = common::open_tiny(&fs);
+                db = open(&fs);
             }
         }
     }
@@ -154,24 +163,143 @@ fn run_sequence(seed: u64, ops: usize) -> (u64, u64, u64) {
         model_range(&model, &Bound::Unbounded, &Bound::Unbounded),
         "final, seed {seed}"
     );
-    let s = db.stats();
-    (s.splits, s.merges, s.rebalances)
+    db.stats()
 }
 
 #[test]
 fn random_sequences_match_a_btreemap() {
     let base = common::seed("random_sequences_match_a_btreemap");
     let n = common::iterations(1000);
-    let (mut splits, mut merges, mut rebalances) = (0, 0, 0);
+    let mut t = evendb::Stats::default();
     for i in 0..n {
-        let (s, m, r) = run_sequence(base.wrapping_add(i), 400);
-        splits += s;
-        merges += m;
-        rebalances += r;
+        let s = run_sequence(base.wrapping_add(i), 400);
+        t.splits += s.splits;
+        t.merges += s.merges;
+        t.rebalances += s.rebalances;
+        t.munk_loads += s.munk_loads;
+        t.munk_evictions += s.munk_evictions;
+        t.munk_rebalances += s.munk_rebalances;
     }
-    eprintln!("{n} sequences x 400 ops: {splits} splits, {merges} merges, {rebalances} rebalances");
+    eprintln!(
+        "{n} sequences x 400 ops: {} splits, {} merges, {} funk rebalances, {} munk loads, \
+         {} munk evictions, {} munk rebalances",
+        t.splits, t.merges, t.rebalances, t.munk_loads, t.munk_evictions, t.munk_rebalances
+    );
     assert!(
-        splits > 0 && merges > 0 && rebalances > 0,
+        t.splits > 0 && t.merges > 0 && t.rebalances > 0,
         "the op mix must exercise every rebuild kind"
     );
+    assert!(
+        t.munk_loads > 0 && t.munk_evictions > 0 && t.munk_rebalances > 0,
+        "the op mix must load, evict and rebalance munks"
+    );
+}
+
+/// The model test with several threads on one store: each thread owns the
+/// keys ending in its own id (interleaved with every other thread's keys
+/// across the same chunks) and checks them, through gets, scans, prefixes
+/// and snapshots, against its own `BTreeMap`, while the others' puts drive
+/// splits, merges and rebalances of the chunks they share.
+#[test]
+fn concurrent_threads_each_match_their_own_model() {
+    const THREADS: u8 = 4;
+    let seed = common::seed("concurrent_threads_each_match_their_own_model");
+    let ops = common::iterations(3000) as usize;
+    let fs = MemFs::new();
+    let db = common::tiny(&fs)
+        .durability(evendb::Durability::Buffered {
+            sync_interval: std::time::Duration::from_millis(10),
+        })
+        .maintenance_threads(1)
+        .memory_budget(256 << 10)
+        .open(common::dir())
+        .unwrap();
+    let own_key = |t: u8, n: u32| format!("k{n:04}-{t}").into_bytes();
+    let mine = |t: u8, k: &[u8]| k.last() == Some(&(b'0' + t));
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let db = db.clone();
+            s.spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(seed ^ u64::from(t + 1));
+                let mut model = Model::new();
+                let mut snaps: Vec<(evendb::Snapshot, Model)> = Vec::new();
+                for step in 0..ops {
+                    let ctx = || format!("thread {t} step {step} seed {seed}");
+                    let k = own_key(t, rng.u32(0..400));
+                    match rng.u8(0..100) {
+                        0..=44 => {
+                            let v = value(&mut rng);
+                            db.put(&k, &v).unwrap();
+                            model.insert(k, v);
+                        }
+                        45..=59 => {
+                            db.delete(&k).unwrap();
+                            model.remove(&k);
+                        }
+                        60..=79 => {
+                            assert_eq!(
+                                db.get(&k).unwrap(),
+                                model.get(&k).cloned(),
+                                "get {}",
+                                ctx()
+                            );
+                        }
+                        80..=89 => {
+                            let hi = own_key(t, rng.u32(0..400));
+                            let (lo, hi) = if k <= hi { (k, hi) } else { (hi, k) };
+                            let got: Vec<_> = db
+                                .scan(lo.clone()..hi.clone())
+                                .map(Result::unwrap)
+                                .filter(|(k, _)| mine(t, k))
+                                .collect();
+                            let want: Vec<_> = model
+                                .range(lo..hi)
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect();
+                            assert_eq!(got, want, "scan {}", ctx());
+                        }
+                        90..=94 => {
+                            if snaps.len() < 2 {
+                                snaps.push((db.snapshot(), model.clone()));
+                            } else {
+                                snaps.remove(rng.usize(0..snaps.len()));
+                            }
+                        }
+                        _ => {
+                            if let Some((snap, old)) = snaps.first() {
+                                let got: Vec<_> = snap
+                                    .scan::<&[u8], _>(..)
+                                    .map(Result::unwrap)
+                                    .filter(|(k, _)| mine(t, k))
+                                    .collect();
+                                let want: Vec<_> =
+                                    old.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                                assert_eq!(got, want, "snapshot scan {}", ctx());
+                                assert_eq!(
+                                    snap.get(&k).unwrap(),
+                                    old.get(&k).cloned(),
+                                    "{}",
+                                    ctx()
+                                );
+                            }
+                        }
+                    }
+                }
+                let got: Vec<_> = db
+                    .scan::<&[u8], _>(..)
+                    .map(Result::unwrap)
+                    .filter(|(k, _)| mine(t, k))
+                    .collect();
+                let want: Vec<_> = model.into_iter().collect();
+                assert_eq!(got, want, "final state of thread {t}, seed {seed}");
+            });
+        }
+    });
+    let s = db.stats();
+    eprintln!(
+        "{THREADS} threads x {ops} ops: {} splits, {} merges, {} funk rebalances, {} munk rebalances, \
+         {} munk loads, {} munk evictions",
+        s.splits, s.merges, s.rebalances, s.munk_rebalances, s.munk_loads, s.munk_evictions
+    );
+    assert!(s.splits > 0 && s.rebalances > 0 && s.munk_loads > 0);
 }

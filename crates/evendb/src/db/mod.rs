@@ -152,7 +152,7 @@ impl Db {
                 value.len()
             )));
         }
-        self.inner.write(key.as_ref(), Some(value))
+        self.inner.write(key.as_ref(), Some(value)).map(|_| ())
     }
 
     /// Removes `key` (a no-op if absent).
@@ -169,7 +169,21 @@ impl Db {
     /// # Errors
     /// As [`Db::put`].
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        self.inner.write(key.as_ref(), None)
+        self.inner.write(key.as_ref(), None).map(|_| ())
+    }
+
+    /// [`Db::put`] (or, with `None`, [`Db::delete`]) returning the stamp the
+    /// write got: its version and its per-chunk counter, which order writes
+    /// of one key. For tests that check results against the commit order.
+    ///
+    /// # Errors
+    /// As [`Db::put`].
+    #[cfg(feature = "test-hooks")]
+    pub fn write_stamped(&self, key: impl AsRef<[u8]>, value: Option<&[u8]>) -> Result<(u64, u64)> {
+        if value.is_some_and(|v| v.len() > MAX_VALUE_SIZE) {
+            return Err(Error::InvalidArgument("value too large".into()));
+        }
+        self.inner.write(key.as_ref(), value)
     }
 
     /// The current value of `key`. Never blocks: a get takes no lock and

@@ -27,7 +27,8 @@ use crate::stats;
 use std::sync::atomic::Ordering;
 
 impl DbInner {
-    pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    /// Returns the put's stamp: its version and its chunk counter.
+    pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<(u64, u64)> {
         if key.len() > MAX_KEY_SIZE {
             return Err(Error::InvalidArgument(format!(
                 "key of {} bytes exceeds the limit of {MAX_KEY_SIZE}",
@@ -111,7 +112,7 @@ impl DbInner {
                 }
             }
             self.after_put(&chunk, &funk, munk.as_deref())?;
-            return Ok(());
+            return Ok((appended.ptr.version, appended.ptr.counter));
         }
     }
 
