@@ -32,6 +32,9 @@ fn key(i: u32) -> Vec<u8> {
 
 /// One write: key index, stamp, and the value's id (`None`: a delete).
 type Write = (u32, (u64, u64), Option<u64>);
+/// A write as kept per key: stamp and value id.
+type Stamped = ((u64, u64), Option<u64>);
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// One read: the version, the range, what it returned (key index, value
 /// id), and whether structural maintenance ran while it read.
@@ -138,7 +141,7 @@ fn check_snapshots(name: &str, budget: u64) -> Stats {
                     };
                     // Half the reads go through a snapshot held across
                     // other work, the rest are plain scans.
-                    let (version, items): (u64, Vec<(Vec<u8>, Vec<u8>)>) = if rng.bool() {
+                    let (version, items): (u64, Pairs) = if rng.bool() {
                         let scan = db.scan((key_bound(lo), key_bound(hi)));
                         let v = scan.version();
                         (v, scan.collect::<Result<_, _>>().unwrap())
@@ -177,7 +180,7 @@ fn check_snapshots(name: &str, budget: u64) -> Stats {
     });
 
     // Per key (by sorted position), the writes in stamp order.
-    let mut by_key: Vec<Vec<((u64, u64), Option<u64>)>> = vec![Vec::new(); KEYS as usize];
+    let mut by_key: Vec<Vec<Stamped>> = vec![Vec::new(); KEYS as usize];
     let pos_of: BTreeMap<u32, u32> = order
         .iter()
         .enumerate()
