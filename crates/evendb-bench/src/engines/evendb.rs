@@ -1,4 +1,6 @@
-//! evendb, with its default options (buffered durability).
+//! evendb, with its default options (buffered durability). Under a memory
+//! limit its memory budget (munks, row cache, filters, indexes) is half the
+//! limit, leaving the rest to the page cache and the process.
 
 use std::path::Path;
 
@@ -12,10 +14,21 @@ pub struct EvenDb {
 }
 
 impl EvenDb {
-    pub fn open(path: &Path, _config: &EngineConfig) -> Result<Self> {
-        let db = evendb::Db::open(path)
+    pub fn open(path: &Path, config: &EngineConfig) -> Result<Self> {
+        let mut opts = evendb::Options::default();
+        if let Some(budget) = Self::budget(config) {
+            opts = opts.memory_budget(budget);
+        }
+        let db = opts
+            .open(path)
             .with_context(|| format!("opening evendb at {}", path.display()))?;
         Ok(EvenDb { db })
+    }
+
+    /// The memory budget for `config`: half the memory limit, else the
+    /// default.
+    fn budget(config: &EngineConfig) -> Option<u64> {
+        config.memory_limit.map(|m| m / 2)
     }
 }
 
@@ -69,6 +82,10 @@ impl Engine for EvenDb {
     }
 
     fn describe(&self) -> String {
-        "evendb default options (buffered durability)".to_string()
+        let s = self.db.stats();
+        format!(
+            "evendb default options (buffered durability), memory budget {} MiB",
+            s.memory_budget >> 20
+        )
     }
 }

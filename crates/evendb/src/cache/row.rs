@@ -1,39 +1,417 @@
-//! Placeholder with the row cache's API: every get misses. Replaced by the
-//! real row cache.
-#![allow(dead_code)]
-use crate::cache::budget::MemoryBudget;
+//! The row cache: hot single keys of chunks without munks.
+//!
+//! As in the paper, a coarse LRU: each shard keeps a short queue of hash
+//! tables; new entries go into the head table, and when it fills a new empty
+//! head is pushed and the tail table is dropped whole, taking the keys
+//! nobody read lately with it. Lookups usually hit the head. A value found
+//! in an older table is shared with the head (`Arc`), not copied.
+//!
+//! The cache is never stale. A put to a munk-less chunk refreshes a key the
+//! cache holds (in every table) but never adds one; a get adds the value it
+//! read only if no put to the chunk completed meanwhile. Entries carry a
+//! [`Tag`] (chunk id and generation), so entries from before a munk load or
+//! eviction, or from a chunk since split, are never served.
+//!
+//! Invariants:
+//! - Each shard's tables sit behind the shard's `RwLock`. Gets only
+//!   `try_read` it: a get never blocks, and a contended shard is a miss.
+//!   Inserts and refreshes take the write lock.
+//! - A get's insert evaluates its freshness check (`still_current`) under
+//!   the shard's write lock, the same lock every put's refresh of that key
+//!   takes after the put's record is readable; so either the put's refresh
+//!   comes after the insert (and overwrites it) or the check sees the put
+//!   (and the insert is skipped).
+//! - `bytes` (per shard, under its lock) is what the shard holds, charged
+//!   to the memory budget before it is taken and released when dropped;
+//!   growth the budget refuses is not taken (a refresh that cannot grow
+//!   removes the key instead, which keeps the cache never stale).
+
+use crate::cache::bloom::key_hash;
+use crate::cache::budget::{Kind, MemoryBudget};
+use parking_lot::RwLock;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Which chunk state an entry was read from; see the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tag {
     pub chunk_id: u64,
     pub generation: u64,
 }
 
+/// Bytes charged per entry besides key and value: the hash-map slot, the
+/// boxed key's and the `Arc`'s headers, allocator slack.
+const ENTRY_OVERHEAD: u64 = 96;
+
+const SHARDS: usize = 16;
+
+#[derive(Debug, Clone)]
+struct Entry {
+    value: Option<Arc<[u8]>>,
+    tag: Tag,
+}
+
+fn charge(key: &[u8], value: Option<&[u8]>) -> u64 {
+    ENTRY_OVERHEAD + key.len() as u64 + value.map_or(0, |v| v.len() as u64)
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    map: HashMap<Box<[u8]>, Entry>,
+    bytes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Shard {
+    /// Head (newest) first.
+    tables: VecDeque<Table>,
+}
+
+impl Shard {
+    fn bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.bytes).sum()
+    }
+}
+
 #[derive(Debug)]
-pub(crate) struct RowCache;
+pub(crate) struct RowCache {
+    shards: Box<[RwLock<Shard>]>,
+    /// Bytes one table of one shard may hold.
+    table_capacity: u64,
+    tables: usize,
+    budget: Arc<MemoryBudget>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl Drop for RowCache {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
 
 impl RowCache {
-    pub fn new(_capacity: u64, _tables: usize, _budget: Arc<MemoryBudget>) -> Self {
-        RowCache
+    /// A cache of `capacity` bytes in all, over `tables` tables per shard
+    /// (at least 2). Capacity 0 disables it.
+    pub fn new(capacity: u64, tables: usize, budget: Arc<MemoryBudget>) -> Self {
+        let tables = tables.max(2);
+        RowCache {
+            shards: (0..SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+            table_capacity: capacity / (SHARDS * tables) as u64,
+            tables,
+            budget,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
     }
-    pub fn get(&self, _key: &[u8], _tag: Tag) -> Option<Option<Arc<[u8]>>> {
-        None
+
+    fn shard(&self, key: &[u8]) -> &RwLock<Shard> {
+        &self.shards[(key_hash(key) as usize) % self.shards.len()]
     }
+
+    fn enabled(&self) -> bool {
+        self.table_capacity > 0
+    }
+
+    /// The cached value of `key` read from the chunk state `tag`:
+    /// `Some(None)` for a key cached as deleted. Never blocks: a shard busy
+    /// with a writer is a miss.
+    pub fn get(&self, key: &[u8], tag: Tag) -> Option<Option<Arc<[u8]>>> {
+        if !self.enabled() {
+            return None;
+        }
+        let found = self.shard(key).try_read().and_then(|shard| {
+            shard
+                .tables
+                .iter()
+                .find_map(|t| t.map.get(key))
+                .filter(|e| e.tag == tag)
+                .map(|e| e.value.clone())
+        });
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Adds what a get read, if `still_current()` holds under the shard's
+    /// lock (no put to the chunk completed since the get read it).
     pub fn insert(
         &self,
-        _key: &[u8],
-        _value: Option<Arc<[u8]>>,
-        _tag: Tag,
-        _still_current: impl FnOnce() -> bool,
+        key: &[u8],
+        value: Option<Arc<[u8]>>,
+        tag: Tag,
+        still_current: impl FnOnce() -> bool,
     ) {
+        if !self.enabled() {
+            return;
+        }
+        let mut shard = self.shard(key).write();
+        if !still_current() {
+            return;
+        }
+        if shard
+            .tables
+            .front()
+            .and_then(|t| t.map.get(key))
+            .is_some_and(|e| e.tag == tag)
+        {
+            return;
+        }
+        // Share a value an older table already holds for this state.
+        let value = shard
+            .tables
+            .iter()
+            .skip(1)
+            .find_map(|t| t.map.get(key).filter(|e| e.tag == tag))
+            .map_or(value, |e| e.value.clone());
+        let n = charge(key, value.as_deref());
+        let head_full = shard
+            .tables
+            .front()
+            .is_none_or(|t| t.bytes + n > self.table_capacity);
+        if head_full {
+            self.rotate(&mut shard);
+        }
+        if !self.budget.try_reserve(Kind::RowCache, n, 0) {
+            return;
+        }
+        if let Some(head) = shard.tables.front_mut() {
+            let old = head.map.insert(key.into(), Entry { value, tag });
+            head.bytes += n;
+            if let Some(old) = old {
+                let freed = charge(key, old.value.as_deref());
+                head.bytes -= freed;
+                self.budget.release(Kind::RowCache, freed);
+            }
+        } else {
+            self.budget.release(Kind::RowCache, n);
+        }
     }
-    pub fn update_if_present(&self, _key: &[u8], _value: Option<&[u8]>, _tag: Tag) {}
+
+    /// Pushes a new empty head table; drops the tail table when the queue
+    /// is full.
+    fn rotate(&self, shard: &mut Shard) {
+        shard.tables.push_front(Table::default());
+        while shard.tables.len() > self.tables {
+            if let Some(tail) = shard.tables.pop_back() {
+                self.budget.release(Kind::RowCache, tail.bytes);
+            }
+        }
+    }
+
+    /// Refreshes `key` wherever the cache holds it (a put or delete to a
+    /// munk-less chunk); never adds it.
+    pub fn update_if_present(&self, key: &[u8], value: Option<&[u8]>, tag: Tag) {
+        if !self.enabled() {
+            return;
+        }
+        let mut shard = self.shard(key).write();
+        let mut shared: Option<Arc<[u8]>> = None;
+        for t in shard.tables.iter_mut() {
+            let Some(e) = t.map.get_mut(key) else {
+                continue;
+            };
+            let old = charge(key, e.value.as_deref());
+            let new = charge(key, value);
+            if new > old && !self.budget.try_reserve(Kind::RowCache, new - old, 0) {
+                // No room to grow: forget the key rather than keep a stale
+                // value.
+                t.map.remove(key);
+                t.bytes -= old;
+                self.budget.release(Kind::RowCache, old);
+                continue;
+            }
+            self.budget.release(Kind::RowCache, old.saturating_sub(new));
+            t.bytes = t.bytes - old + new;
+            e.value = value.map(|v| shared.get_or_insert_with(|| Arc::from(v)).clone());
+            e.tag = tag;
+        }
+    }
+
+    /// Bytes the cache holds (what it has charged to the budget).
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
-        0
+        self.shards.iter().map(|s| s.read().bytes()).sum()
     }
+
+    /// (hits, misses) so far.
     pub fn hit_counts(&self) -> (u64, u64) {
-        (0, 0)
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
     }
-    pub fn clear(&self) {}
+
+    /// Drops every entry.
+    pub fn clear(&self) {
+        for s in self.shards.iter() {
+            let mut shard = s.write();
+            let n = shard.bytes();
+            shard.tables.clear();
+            self.budget.release(Kind::RowCache, n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAG: Tag = Tag {
+        chunk_id: 1,
+        generation: 0,
+    };
+
+    fn cache(capacity: u64) -> (RowCache, Arc<MemoryBudget>) {
+        let b = Arc::new(MemoryBudget::new(1 << 30));
+        (RowCache::new(capacity, 3, b.clone()), b)
+    }
+
+    fn v(s: &str) -> Option<Arc<[u8]>> {
+        Some(Arc::from(s.as_bytes()))
+    }
+
+    #[test]
+    fn a_get_after_insert_hits_and_a_wrong_tag_misses() {
+        let (c, _) = cache(1 << 20);
+        c.insert(b"k", v("1"), TAG, || true);
+        assert_eq!(c.get(b"k", TAG), Some(v("1")));
+        let other = Tag {
+            chunk_id: 1,
+            generation: 1,
+        };
+        assert_eq!(c.get(b"k", other), None);
+        assert_eq!(c.hit_counts(), (1, 1));
+    }
+
+    #[test]
+    fn an_insert_whose_read_is_stale_is_dropped() {
+        let (c, _) = cache(1 << 20);
+        c.insert(b"k", v("old"), TAG, || false);
+        assert_eq!(c.get(b"k", TAG), None);
+    }
+
+    #[test]
+    fn puts_refresh_cached_keys_but_never_add_new_ones() {
+        let (c, _) = cache(1 << 20);
+        c.insert(b"k", v("1"), TAG, || true);
+        c.update_if_present(b"k", Some(b"2"), TAG);
+        c.update_if_present(b"other", Some(b"x"), TAG);
+        assert_eq!(c.get(b"k", TAG), Some(v("2")));
+        assert_eq!(c.get(b"other", TAG), None);
+        c.update_if_present(b"k", None, TAG);
+        assert_eq!(c.get(b"k", TAG), Some(None), "cached as deleted");
+    }
+
+    #[test]
+    fn the_tail_table_is_dropped_when_the_head_fills() {
+        let (c, b) = cache(64 << 10);
+        for i in 0..5000u32 {
+            c.insert(&i.to_le_bytes(), v("value"), TAG, || true);
+            assert!(c.bytes() <= 64 << 10);
+        }
+        assert!(c.get(&0u32.to_le_bytes(), TAG).is_none(), "old keys go");
+        assert!(
+            c.get(&4999u32.to_le_bytes(), TAG).is_some(),
+            "new keys stay"
+        );
+        assert_eq!(b.view().row_cache, c.bytes());
+    }
+
+    #[test]
+    fn a_value_in_an_older_table_is_shared_not_copied() {
+        let (c, _) = cache(16 * 3 * 2000);
+        c.insert(b"k", v("shared"), TAG, || true);
+        let first = c.get(b"k", TAG).flatten();
+        // Fill the head of k's shard so k ends up in an older table.
+        let mut i = 0u32;
+        while c
+            .shard(b"k")
+            .read()
+            .tables
+            .front()
+            .is_some_and(|t| t.map.contains_key(&b"k"[..]))
+        {
+            c.insert(&i.to_le_bytes(), v("x"), TAG, || true);
+            i += 1;
+        }
+        c.insert(b"k", v("shared"), TAG, || true);
+        let again = c.get(b"k", TAG).flatten();
+        assert!(matches!((first, again), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
+    }
+
+    #[test]
+    fn budget_charges_balance_to_zero_after_clear_and_drop() {
+        let (c, b) = cache(1 << 20);
+        for i in 0..100u32 {
+            c.insert(&i.to_le_bytes(), v("value"), TAG, || true);
+            c.update_if_present(&i.to_le_bytes(), Some(b"a longer value"), TAG);
+        }
+        assert!(b.view().row_cache > 0);
+        c.clear();
+        assert_eq!(b.view().row_cache, 0);
+        c.insert(b"k", v("1"), TAG, || true);
+        drop(c);
+        assert_eq!(b.view().row_cache, 0);
+    }
+
+    #[test]
+    fn a_disabled_cache_holds_nothing() {
+        let (c, b) = cache(0);
+        c.insert(b"k", v("1"), TAG, || true);
+        assert_eq!(c.get(b"k", TAG), None);
+        assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn a_get_never_blocks_on_a_held_write_lock() {
+        let (c, _) = cache(1 << 20);
+        c.insert(b"k", v("1"), TAG, || true);
+        let _writer = c.shard(b"k").write();
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(c.get(b"k", TAG), None));
+        });
+    }
+
+    #[test]
+    fn concurrent_puts_and_gets_never_leave_a_stale_value() {
+        // The engine's protocol: a put bumps the chunk's count after its
+        // record is readable, then refreshes the cache; a get notes the
+        // count, reads, and inserts only if the count did not move.
+        for _ in 0..200 {
+            let (c, _) = cache(1 << 20);
+            let applied = AtomicU64::new(0);
+            let disk = parking_lot::Mutex::new(0u64);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    for n in 1..=50u64 {
+                        *disk.lock() = n;
+                        applied.fetch_add(1, Ordering::AcqRel);
+                        c.update_if_present(b"k", Some(&n.to_le_bytes()), TAG);
+                    }
+                });
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        let seen = applied.load(Ordering::Acquire);
+                        let value = *disk.lock();
+                        c.insert(b"k", Some(Arc::from(&value.to_le_bytes()[..])), TAG, || {
+                            applied.load(Ordering::Acquire) == seen
+                        });
+                    }
+                });
+            });
+            if let Some(Some(v)) = c.get(b"k", TAG) {
+                assert_eq!(
+                    &*v,
+                    &50u64.to_le_bytes()[..],
+                    "stale value left in the cache"
+                );
+            }
+        }
+    }
 }
