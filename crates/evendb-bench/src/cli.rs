@@ -139,7 +139,6 @@ impl Args {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             cache_bytes: self.cache_size.or(self.memory_cap().map(|m| m / 4)),
-            memory_limit: self.memory_cap(),
         }
     }
 

@@ -278,7 +278,12 @@ fn munk_loaded_from_a_funk_then_written_conforms() {
             entries.extend(MunkEntry::from_versions(&key, versions, 0));
         }
         let budget = Arc::new(MemoryBudget::new(1 << 30));
-        let munk = Munk::build(entries, puts.len(), &budget, crate::munk::Charge::Reserve).unwrap();
+        let munk = Munk::build(
+            entries,
+            puts.len(),
+            &budget,
+            crate::munk::Charge::Inherit(0),
+        );
         for e in puts {
             let len = e.value.as_ref().map_or(0, Vec::len);
             let res = match munk.reserve(&e.key, len, 0) {

@@ -1,6 +1,6 @@
-//! evendb, with its default options (buffered durability). Under a memory
-//! limit its memory budget (munks, row cache, filters, indexes) is half the
-//! limit, leaving the rest to the page cache and the process.
+//! evendb, with its default options (buffered durability). Its memory budget
+//! (munks, row cache, filters, indexes) is the cache budget the peers get
+//! (`--cache-size`, or a quarter of `--memory-limit`), else evendb's default.
 
 use std::path::Path;
 
@@ -25,10 +25,9 @@ impl EvenDb {
         Ok(EvenDb { db })
     }
 
-    /// The memory budget for `config`: half the memory limit, else the
-    /// default.
+    /// The memory budget for `config`: the cache budget the peers get.
     fn budget(config: &EngineConfig) -> Option<u64> {
-        config.memory_limit.map(|m| m / 2)
+        config.cache_bytes
     }
 }
 

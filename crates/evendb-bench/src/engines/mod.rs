@@ -93,10 +93,6 @@ pub struct EngineConfig {
     /// Block/row cache budget in bytes for engines that take one; `None`
     /// keeps each engine's default.
     pub cache_bytes: Option<u64>,
-    /// The memory limit the engine runs under (cgroup), if any: engines
-    /// with one memory budget (evendb) size it from this.
-    #[serde(default)]
-    pub memory_limit: Option<u64>,
 }
 
 /// Opens (creating if needed) an engine of `kind` in the directory `path`.

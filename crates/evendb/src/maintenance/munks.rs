@@ -18,6 +18,7 @@
 //! `max_chunk_size` is split instead (see `split`).
 
 use super::split::munk_split;
+use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::Result;
@@ -66,20 +67,42 @@ pub(crate) fn load_munk(
     let funk = inner.open_funk(chunk)?;
     let limits: Vec<u64> = funk.logs().map(|l| l.len()).collect();
     let w = inner.versions.refresh_watermark();
+    // Everything the load holds in memory is charged before it is taken:
+    // the log images it reads, then each entry as it is built; a refusal
+    // ends the load with nothing kept.
+    let budget = &inner.budget;
+    let headroom = inner.munk_headroom();
+    let images: u64 = limits.iter().sum();
+    if !budget.try_reserve(Kind::Munks, images, headroom) {
+        return Ok(false);
+    }
+    let mut charged = 0u64;
     let mut entries = Vec::new();
-    for group in funk.key_groups(
-        &chunk.min_key,
-        chunk.end_key.as_deref(),
-        Some(&limits),
-        &inner.recovery,
-    )? {
-        let (key, versions) = group?;
-        entries.extend(MunkEntry::from_versions(&key, versions, w));
+    let built: Result<bool> = (|| {
+        for group in funk.key_groups(
+            &chunk.min_key,
+            chunk.end_key.as_deref(),
+            Some(&limits),
+            &inner.recovery,
+        )? {
+            let (key, versions) = group?;
+            if let Some(e) = MunkEntry::from_versions(&key, versions, w) {
+                if !budget.try_reserve(Kind::Munks, e.charge(), headroom) {
+                    return Ok(false);
+                }
+                charged += e.charge();
+                entries.push(e);
+            }
+        }
+        Ok(true)
+    })();
+    budget.release(Kind::Munks, images);
+    if !matches!(built, Ok(true)) {
+        budget.release(Kind::Munks, charged);
+        return built;
     }
     let spare = entries.len() / 2 + 64;
-    let Some(munk) = Munk::build(entries, spare, &inner.budget, Charge::Reserve) else {
-        return Ok(false);
-    };
+    let munk = Munk::build(entries, spare, budget, Charge::Inherit(charged));
     let frozen = chunk.rebalance.write();
     for (log, &limit) in funk.logs().zip(&limits) {
         if let Err(e) = log.flush() {
@@ -170,7 +193,7 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
         &inner.budget,
         Charge::Inherit(m.hand_over()),
     );
-    chunk.set_munk(&frozen, new.map(Arc::new));
+    chunk.set_munk(&frozen, Some(Arc::new(new)));
     stats::add(&inner.counters.local().munk_rebalances, 1);
     Ok(())
 }

@@ -134,7 +134,7 @@ pub(super) fn munk_split(
         );
         {
             let g = child.rebalance.write();
-            child.set_munk(&g, m.map(Arc::new));
+            child.set_munk(&g, Some(Arc::new(m)));
         }
         child_entries.push(piece);
         children.push(child);

@@ -58,7 +58,7 @@ impl MunkEntry {
         }
         let mut head: Option<Arc<Version>> = None;
         for e in kept.into_iter().rev() {
-            let node = Version::new(e.value.as_deref(), e.version, e.counter);
+            let node = Version::from_owned(e.value, e.version, e.counter);
             node.set_older(head.take());
             head = Some(Arc::new(node));
         }

@@ -77,6 +77,16 @@ impl Version {
         }
     }
 
+    /// A version that takes ownership of its value (no copy).
+    pub fn from_owned(value: Option<Vec<u8>>, version: u64, counter: u64) -> Self {
+        Version {
+            value: value.map(Vec::into_boxed_slice),
+            version,
+            counter,
+            older: ArcSwapOption::empty(),
+        }
+    }
+
     pub fn stamp(&self) -> (u64, u64) {
         (self.version, self.counter)
     }
@@ -168,12 +178,11 @@ pub(crate) enum Refusal {
 /// How a new munk pays for its memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Charge {
-    /// Reserve all of it, if the budget has room (a munk load).
-    Reserve,
     /// Take over this many bytes already charged for the same keys and
-    /// chains by the munk it replaces (see [`Munk::hand_over`]), charging
-    /// or releasing only the difference. Rebuilds share keys and chains
-    /// with the old munk, so the only new memory is the cell array.
+    /// chains — by the munk it replaces (see [`Munk::hand_over`]), or by a
+    /// munk load as it built the entries — charging or releasing only the
+    /// difference. The cell array is always charged anew: it is small, and
+    /// rebuilds share keys and chains with the old munk.
     Inherit(u64),
 }
 
@@ -213,30 +222,21 @@ impl Drop for Munk {
 
 impl Munk {
     /// A munk over `entries` (sorted by key, distinct), with room for
-    /// `spare` more keys, paid for as `charge` says; `None` if the budget
-    /// has no room for a [`Charge::Reserve`].
+    /// `spare` more keys, paid for as `charge` says.
     pub fn build(
         entries: Vec<MunkEntry>,
         spare: usize,
         budget: &Arc<MemoryBudget>,
         charge: Charge,
-    ) -> Option<Munk> {
+    ) -> Munk {
         let n = entries.len();
         let capacity = n.saturating_add(spare).clamp(1, NIL as usize - 1);
         let array_bytes = (capacity * std::mem::size_of::<OnceLock<Cell>>()) as u64;
         let content: u64 = entries.iter().map(MunkEntry::charge).sum();
         let data: u64 = entries.iter().map(MunkEntry::data_size).sum();
-        match charge {
-            Charge::Reserve => {
-                if !budget.try_reserve(Kind::Munks, array_bytes + content, 0) {
-                    return None;
-                }
-            }
-            Charge::Inherit(inherited) => {
-                budget.add(Kind::Munks, array_bytes + content.saturating_sub(inherited));
-                budget.release(Kind::Munks, inherited.saturating_sub(content));
-            }
-        }
+        let Charge::Inherit(inherited) = charge;
+        budget.add(Kind::Munks, array_bytes + content.saturating_sub(inherited));
+        budget.release(Kind::Munks, inherited.saturating_sub(content));
         let charge = array_bytes + content;
         let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
         for (i, e) in entries.into_iter().enumerate() {
@@ -247,7 +247,7 @@ impl Munk {
                 next: AtomicU32::new(next),
             });
         }
-        Some(Munk {
+        Munk {
             cells,
             claimed: AtomicU32::new(n as u32),
             sorted: n as u32,
@@ -259,7 +259,7 @@ impl Munk {
             data_bytes: AtomicU64::new(data),
             long_walks: AtomicU32::new(0),
             budget: budget.clone(),
-        })
+        }
     }
 
     fn cell(&self, i: u32) -> Option<&Cell> {

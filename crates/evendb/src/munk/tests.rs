@@ -7,7 +7,7 @@ fn budget() -> Arc<MemoryBudget> {
 
 fn empty(spare: usize) -> (Munk, Arc<MemoryBudget>) {
     let b = budget();
-    let m = Munk::build(Vec::new(), spare, &b, Charge::Reserve).expect("room");
+    let m = Munk::build(Vec::new(), spare, &b, Charge::Inherit(0));
     (m, b)
 }
 
@@ -47,7 +47,7 @@ fn a_rebuilt_munk_keeps_order_and_takes_new_keys_between_sorted_ones() {
         .map(|i| MunkEntry::from_versions(&[i * 2], vec![entry(&[i * 2], Some(&[i]), 1, 1)], 0))
         .map(|e| e.expect("kept"))
         .collect();
-    let m = Munk::build(entries, 60, &b, Charge::Reserve).expect("room");
+    let m = Munk::build(entries, 60, &b, Charge::Inherit(0));
     for i in 0..50u8 {
         put(&m, &[i * 2 + 1], Some(b"odd"), 2, 100 + u64::from(i), 0);
     }
@@ -114,7 +114,7 @@ fn a_full_munk_refuses_new_keys_but_takes_overwrites() {
 fn the_budget_refuses_and_the_munk_returns_every_byte_it_took() {
     let b = Arc::new(MemoryBudget::new(1 << 20));
     {
-        let m = Munk::build(Vec::new(), 10, &b, Charge::Reserve).expect("room");
+        let m = Munk::build(Vec::new(), 10, &b, Charge::Inherit(0));
         put(&m, b"a", Some(&[0u8; 1000]), 1, 1, 0);
         put(&m, b"a", Some(&[0u8; 10]), 1, 2, 0);
         assert_eq!(

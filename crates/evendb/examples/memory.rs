@@ -1,0 +1,106 @@
+//! Memory against the budget: loads records, then runs a mixed workload
+//! (gets, puts, scans over Zipf-distributed key ranges), printing every
+//! second the memory the store accounts for, its peak, and the process's
+//! resident set size.
+//!
+//! ```text
+//! cargo run --release -p evendb --example memory -- [budget_mib] [records] [seconds]
+//! ```
+//!
+//! Defaults: a 128 MiB budget, 400,000 records of 800 bytes (about 3x the
+//! budget), 30 seconds of mixed work.
+
+use evendb::{Db, Options};
+use std::time::{Duration, Instant};
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("user{i:010}").into_bytes()
+}
+
+fn report(db: &Db, phase: &str, start: Instant) {
+    let s = db.stats();
+    println!(
+        "{phase:>6} {:>5.1}s  accounted {:>6.1} MiB (peak {:>6.1}, budget {:>6.1})  munks {:>6.1}  row {:>5.1}  filters {:>5.1}  indexes {:>5.1}  rss {:>6.1} MiB",
+        start.elapsed().as_secs_f64(),
+        s.memory_used as f64 / 1048576.0,
+        s.memory_peak as f64 / 1048576.0,
+        s.memory_budget as f64 / 1048576.0,
+        s.memory_munks as f64 / 1048576.0,
+        s.memory_row_cache as f64 / 1048576.0,
+        s.memory_filters as f64 / 1048576.0,
+        s.memory_indexes as f64 / 1048576.0,
+        rss_bytes() as f64 / 1048576.0,
+    );
+}
+
+fn main() -> evendb::Result<()> {
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let budget = args.first().copied().unwrap_or(128) << 20;
+    let records = args.get(1).copied().unwrap_or(400_000);
+    let seconds = args.get(2).copied().unwrap_or(30);
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let db = Options::default().memory_budget(budget).open(dir.path())?;
+    let value = vec![0x5Au8; 800];
+    let start = Instant::now();
+    let mut next = Instant::now();
+    for i in 0..records {
+        db.put(key(i * 7919 % records), &value)?;
+        if Instant::now() >= next {
+            report(&db, "load", start);
+            next += Duration::from_secs(1);
+        }
+    }
+    report(&db, "load", start);
+    let stop = Instant::now() + Duration::from_secs(seconds);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let db = db.clone();
+            let value = &value;
+            s.spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(t + 1);
+                while Instant::now() < stop {
+                    // Skewed: a few hot ranges, as with composite keys.
+                    let hot = rng.u64(0..100) < 80;
+                    let base = if hot {
+                        rng.u64(0..records / 20)
+                    } else {
+                        rng.u64(0..records)
+                    };
+                    let k = key(base);
+                    match rng.u8(0..10) {
+                        0..=4 => drop(db.get(&k)),
+                        5..=7 => drop(db.put(&k, value)),
+                        _ => drop(db.scan(k..).take(50).count()),
+                    }
+                }
+            });
+        }
+        while Instant::now() < stop {
+            std::thread::sleep(Duration::from_secs(1));
+            report(&db, "mixed", start);
+        }
+    });
+    let s = db.stats();
+    println!(
+        "peak accounted {:.1} MiB of a {:.1} MiB budget; final rss {:.1} MiB",
+        s.memory_peak as f64 / 1048576.0,
+        s.memory_budget as f64 / 1048576.0,
+        rss_bytes() as f64 / 1048576.0
+    );
+    Ok(())
+}
