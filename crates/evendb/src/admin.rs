@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
 use crate::funk::table::TableWriter;
 use crate::manifest::Manifest;
+use crate::recovery::{last_version, CheckpointFile};
 use crate::vfs::StorageFile;
 use std::path::Path;
 use std::sync::Arc;
@@ -143,10 +144,14 @@ impl Db {
                 dest.display()
             )));
         }
-        // With puts paused and rebuild commits held back, capture the
-        // manifest, an open handle and a length for every file.
-        let (manifest, files) = {
-            let _no_puts = inner.versions.pause_puts();
+        // A snapshot at `v`: every put at or below it has its record in a
+        // log or its log's buffer, and rebuilds keep what a reader at `v`
+        // needs. Puts go on meanwhile; the copy hides what came after `v`
+        // (below). With rebuild commits held back, capture the manifest,
+        // an open handle and a length for every file.
+        let snap = crate::scan::SnapshotGuard::new(inner.clone(), &[], None);
+        let v = snap.version;
+        let (mut manifest, files) = {
             inner.flush_buffers()?;
             let published = inner.published.lock();
             let manifest: Manifest = published.manifest.clone();
@@ -167,6 +172,10 @@ impl Db {
             }
             (manifest, files)
         };
+        drop(snap);
+        // The copy's recovery table cuts the running epoch at `v`: records
+        // of later puts that the copied logs hold are never read there.
+        manifest.cuts.push((manifest.epoch, v));
         st.create_dir_all(dest).map_err(|e| Error::io(dest, e))?;
         const CHUNK: u64 = 1 << 20;
         for (name, src, len) in &files {
@@ -184,6 +193,10 @@ impl Db {
             }
             out.sync().map_err(|e| Error::io(&p, e))?;
         }
+        // The copy's epoch is whole up to its cut: its checkpoint says so,
+        // so opening it cuts nothing more.
+        let (checkpoint, _, _) = CheckpointFile::open(st, dest)?;
+        checkpoint.record(manifest.epoch, last_version(manifest.epoch))?;
         manifest.store(st, dest)?;
         Ok(())
     }

@@ -10,6 +10,7 @@ pub(crate) enum FileKind {
     Manifest = 1,
     Table = 2,
     Log = 3,
+    Checkpoint = 4,
 }
 
 /// The checksum seed of one file: crc32c over a tag, the kind and the number.

@@ -45,6 +45,7 @@ mod conformance;
 mod db;
 mod entry;
 mod error;
+mod failpoint;
 mod funk;
 mod integrity;
 mod maintenance;

@@ -11,6 +11,8 @@
 //!       per chunk, in key order:
 //!         chunk_id u64 | min_key_len u32 | min_key | table u64 (0 = none)
 //!         | log_count u32 | log u64 * log_count
+//!       (format 2) cut_count u32, then per cut, in epoch order:
+//!         epoch u64 | last_version u64      (the recovery table)
 //! 16+body_len  crc u32 = crc32c(seed, bytes 0 .. 16+body_len)
 //! ```
 //!
@@ -28,7 +30,8 @@ use std::path::Path;
 pub(crate) const MANIFEST: &str = "MANIFEST";
 pub(crate) const MANIFEST_TMP: &str = "MANIFEST.tmp";
 pub(crate) const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"EVNMANI1");
-pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 1;
+/// Format 2 added the recovery table; format 1 is read as having none.
+pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 2;
 /// The manifest's file number for checksum seeding.
 const MANIFEST_SEED_NUMBER: u64 = 0;
 
@@ -45,6 +48,10 @@ pub(crate) struct Manifest {
     pub next_file: u64,
     pub next_chunk_id: u64,
     pub chunks: Vec<ChunkRecord>,
+    /// The recovery table: (epoch, last visible version) of crashed epochs.
+    pub cuts: Vec<(u64, u64)>,
+    /// The format the manifest was read in (written always in the newest).
+    pub read_format: u32,
 }
 
 impl Manifest {
@@ -63,6 +70,11 @@ impl Manifest {
             for &l in &c.files.logs {
                 body.put_u64(l);
             }
+        }
+        body.put_u32(self.cuts.len() as u32);
+        for &(epoch, last) in &self.cuts {
+            body.put_u64(epoch);
+            body.put_u64(last);
         }
         let mut out = Vec::with_capacity(body.len() + 20);
         out.put_u64(MANIFEST_MAGIC);
@@ -129,11 +141,23 @@ impl Manifest {
                     files: FunkFiles { table, logs },
                 });
             }
+            let mut cuts = Vec::new();
+            if version >= 2 {
+                let n = d.u32()? as usize;
+                if n > d.remaining() / 16 {
+                    return None;
+                }
+                for _ in 0..n {
+                    cuts.push((d.u64()?, d.u64()?));
+                }
+            }
             (d.remaining() == 4).then_some(Manifest {
                 epoch,
                 next_file,
                 next_chunk_id,
                 chunks,
+                cuts,
+                read_format: version,
             })
         })();
         let m = parsed.ok_or_else(|| corrupt(16, "malformed manifest body"))?;
@@ -218,6 +242,8 @@ mod tests {
                     },
                 },
             ],
+            cuts: vec![(2, (2 << 40) + 17)],
+            read_format: MANIFEST_FORMAT_VERSION,
         }
     }
 

@@ -58,6 +58,8 @@ pub struct Options {
     pub(crate) memory_budget: u64,
     pub(crate) row_cache_share: f64,
     pub(crate) log_parts: usize,
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fail_points: Option<crate::failpoint::Hook>,
 }
 
 impl Default for Options {
@@ -73,6 +75,8 @@ impl Default for Options {
             memory_budget: 256 << 20,
             row_cache_share: 0.25,
             log_parts: 16,
+            #[cfg(feature = "test-hooks")]
+            fail_points: None,
         }
     }
 }
@@ -156,6 +160,17 @@ impl Options {
     /// system. Tests pass a [`MemFs`](crate::vfs::MemFs).
     pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
         self.storage = storage;
+        self
+    }
+
+    /// Calls `hook` with the name of every fail point the engine passes
+    /// (`split.after_tables`, `checkpoint.before_record`, ...; the list is
+    /// in `docs/design.md`). When it returns true, the step fails there
+    /// with an I/O error, as if the disk had failed, and the store is
+    /// poisoned. For crash and fault tests; not a stable API.
+    #[cfg(feature = "test-hooks")]
+    pub fn fail_points(mut self, hook: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.fail_points = Some(crate::failpoint::Hook(Arc::new(hook)));
         self
     }
 

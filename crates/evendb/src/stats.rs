@@ -121,6 +121,11 @@ counters! {
     funks_opened,
     /// fsyncs of log segments.
     log_syncs,
+    /// Checkpoints recorded (`Buffered` durability).
+    checkpoints,
+    /// Checkpoint slots found invalid at open (torn at a crash, or damaged;
+    /// the other copy was used).
+    checkpoint_slots_invalid,
 }
 
 pub(crate) fn add(c: &AtomicU64, n: u64) {

@@ -1,5 +1,6 @@
 //! The [`Db`] handle: open, put, get, delete, scan, snapshot, flush, stats.
 
+mod durability;
 mod open;
 mod read;
 mod write;
@@ -71,6 +72,8 @@ pub(crate) struct DbInner {
     pub versions: Versions,
     /// Versions of crashed epochs that reads must skip (fixed at open).
     pub recovery: RecoveryTable,
+    /// The running epoch's checkpoints.
+    pub checkpoints: crate::recovery::Checkpoints,
     pub index: Index,
     pub published: Mutex<Published>,
     pub counters: Counters,
@@ -111,7 +114,7 @@ impl Drop for Owner {
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
-        if let Err(e) = self.inner.flush() {
+        if let Err(e) = self.inner.close_durably() {
             log::error!(
                 "closing {}: final sync failed: {e}",
                 self.inner.dir.display()
@@ -318,8 +321,8 @@ impl DbInner {
         }
     }
 
-    /// Makes every put completed so far durable.
-    pub fn flush(&self) -> Result<()> {
+    /// Syncs every dirty log of the live chunks.
+    pub fn sync_logs(&self) -> Result<()> {
         for chunk in self.index.load().chunks.iter() {
             let Some(funk) = chunk.funk() else {
                 continue;
@@ -435,7 +438,10 @@ impl DbInner {
         let idx = self.index.load();
         s.chunks = idx.chunks.len() as u64;
         s.munks = idx.chunks.iter().filter(|c| c.has_munk()).count() as u64;
-        s.active_snapshots = self.versions.active_snapshots() as u64;
+        s.active_snapshots = self
+            .versions
+            .active_snapshots()
+            .saturating_sub(self.checkpoint_snapshots()) as u64;
         let b = self.budget.view();
         s.memory_budget = b.limit;
         s.memory_used = b.used;
@@ -467,14 +473,17 @@ pub(crate) fn spawn(
         .map_err(|e| Error::io(dir, e))
 }
 
-/// The syncer of `Buffered` durability: syncs dirty logs every interval.
-fn syncer(inner: &Arc<DbInner>, interval: std::time::Duration) {
+/// The checkpointer of `Buffered` durability: a checkpoint every interval.
+fn checkpointer(inner: &Arc<DbInner>, interval: std::time::Duration) {
     let mut guard = inner.stop_lock.lock();
     while !inner.shutdown.load(Ordering::Acquire) {
         inner.stop_cv.wait_for(&mut guard, interval);
         drop(guard);
-        if let Err(e) = inner.flush() {
-            log::error!("background sync of {} failed: {e}", inner.dir.display());
+        if let Err(e) = inner.checkpoint() {
+            log::error!(
+                "background checkpoint of {} failed: {e}",
+                inner.dir.display()
+            );
         }
         guard = inner.stop_lock.lock();
     }

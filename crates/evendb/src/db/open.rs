@@ -2,7 +2,7 @@
 //! a new epoch, clear the leftovers of a crash, and build the chunk index.
 //! Funks open lazily, on first use, so opening does not read logs.
 
-use super::{spawn, syncer, Db, DbInner, Owner, Published};
+use super::{checkpointer, spawn, Db, DbInner, Owner, Published};
 use crate::cache::budget::MemoryBudget;
 use crate::cache::munks::MunkCache;
 use crate::cache::row::RowCache;
@@ -13,7 +13,7 @@ use crate::funk::FunkFiles;
 use crate::maintenance::Maintenance;
 use crate::manifest::{ChunkRecord, Manifest, MANIFEST, MANIFEST_TMP};
 use crate::options::{Durability, Options};
-use crate::recovery::RecoveryTable;
+use crate::recovery::{self, CheckpointFile, RecoveryTable, CHECKPOINT};
 use crate::stats::Counters;
 use crate::version::Versions;
 use crate::vfs::Storage;
@@ -54,7 +54,9 @@ impl Db {
         }
         let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         let has_manifest = names.iter().any(|n| n == MANIFEST);
-        let own = |n: &String| n == LOCK_FILE || n == MANIFEST_TMP || is_engine_file(n).is_some();
+        let own = |n: &String| {
+            n == LOCK_FILE || n == MANIFEST_TMP || n == CHECKPOINT || is_engine_file(n).is_some()
+        };
         if !has_manifest && (!opts.create_if_missing || !names.iter().all(own)) {
             return Err(Error::NotAStore(dir.to_path_buf()));
         }
@@ -68,8 +70,33 @@ impl Db {
             part_bytes: (opts.max_log_size / opts.log_parts as u64).max(1024),
             budget: budget.clone(),
         };
-        let mut manifest = match Manifest::load(st, dir)? {
-            Some(m) => m,
+        let has_checkpoint = names.iter().any(|n| n == CHECKPOINT);
+        let loaded = Manifest::load(st, dir)?;
+        // Format 2 stores keep their checkpoints in CHECKPOINT from their
+        // creation on; without it the crash point of the last epoch is
+        // unknown, and guessing could show a state that never existed.
+        if loaded.as_ref().is_some_and(|m| m.read_format >= 2) && !has_checkpoint {
+            return Err(Error::MissingFile(dir.join(CHECKPOINT)));
+        }
+        let (checkpoints, newest, invalid_slots) = CheckpointFile::open(st, dir)?;
+        let mut manifest = match loaded {
+            Some(mut m) => {
+                // Recovery (see `recovery`): if the epoch that ran last did
+                // not end durable whole, cut it at its last checkpoint.
+                // Format 1 had no asynchronous recovery: its epochs are
+                // whole.
+                if m.read_format >= 2 {
+                    if let Some(keep) = recovery::cut_after(m.epoch, newest) {
+                        log::info!(
+                            "{}: epoch {} ended in a crash; keeping versions up to {keep:#x}",
+                            dir.display(),
+                            m.epoch
+                        );
+                        m.cuts.push((m.epoch, keep));
+                    }
+                }
+                m
+            }
             None => {
                 if !opts.create_if_missing {
                     return Err(Error::NotAStore(dir.to_path_buf()));
@@ -89,15 +116,20 @@ impl Db {
                             logs: vec![1],
                         },
                     }],
+                    cuts: Vec::new(),
+                    read_format: crate::manifest::MANIFEST_FORMAT_VERSION,
                 }
             }
         };
         // A new epoch: every version written from now on is larger than any
-        // version on disk. It is durable before the first put.
+        // version on disk. It is durable, with the recovery table, before
+        // the first put: this store is the commit point of recovery.
         manifest.epoch += 1;
         manifest.store(st, dir)?;
         let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         remove_orphans(st, dir, &manifest, &names)?;
+        let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
+        let epoch = manifest.epoch;
 
         let chunks: Vec<Arc<Chunk>> = manifest
             .chunks
@@ -112,8 +144,9 @@ impl Db {
         let inner = Arc::new(DbInner {
             dir: dir.to_path_buf(),
             storage: storage.clone(),
-            versions: Versions::new(manifest.epoch),
-            recovery: RecoveryTable::default(),
+            versions: Versions::new(epoch),
+            recovery: recovery_table,
+            checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch),
             index: Index::new(chunks),
             published: Mutex::new(Published { manifest }),
             counters: Counters::default(),
@@ -132,6 +165,14 @@ impl Db {
             _lock: lock,
             opts,
         });
+        // The epoch's first checkpoint, before any put: in `Sync` mode it
+        // says the epoch is durable whole; in `Buffered` mode it starts
+        // the epoch's checkpoints at its first version.
+        inner.start_checkpoints()?;
+        crate::stats::add(
+            &inner.counters.local().checkpoint_slots_invalid,
+            invalid_slots,
+        );
         let mut threads = Vec::new();
         for i in 0..inner.opts.maintenance_threads {
             let w = inner.clone();
@@ -141,8 +182,8 @@ impl Db {
         }
         if let Durability::Buffered { sync_interval } = inner.opts.durability {
             let w = inner.clone();
-            threads.push(spawn("evendb-sync".into(), dir, move || {
-                syncer(&w, sync_interval)
+            threads.push(spawn("evendb-checkpoint".into(), dir, move || {
+                checkpointer(&w, sync_interval)
             })?);
         }
         Ok(Db {

@@ -22,13 +22,10 @@
 //!   and no reader that appears later reads below it (new snapshots read at
 //!   GV or above), so the largest value computed so far stays valid
 //!   (`fetch_max`). Puts use it to drop versions in place.
-//! - `gate` is taken shared by every put for its whole duration and
-//!   exclusively only by [`Versions::pause_puts`] (backup), which needs all
-//!   puts stopped.
 
 mod pending;
 
-use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use parking_lot::Mutex;
 use pending::{Announced, Op, PendingOps};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,7 +49,6 @@ pub(crate) fn epoch_of(version: u64) -> u64 {
 #[derive(Debug)]
 pub(crate) struct Versions {
     gv: AtomicU64,
-    gate: RwLock<()>,
     pending: PendingOps,
     /// Active snapshot versions with their reference counts.
     snapshots: Mutex<BTreeMap<u64, usize>>,
@@ -63,14 +59,13 @@ pub(crate) struct Versions {
 pub(crate) struct PutTicket<'a> {
     pub version: u64,
     _announced: Announced,
-    _gate: RwLockReadGuard<'a, ()>,
+    _versions: std::marker::PhantomData<&'a Versions>,
 }
 
 impl Versions {
     pub fn new(epoch: u64) -> Self {
         Versions {
             gv: AtomicU64::new(first_version(epoch)),
-            gate: RwLock::new(()),
             pending: PendingOps::new(),
             snapshots: Mutex::new(BTreeMap::new()),
             watermark: AtomicU64::new(first_version(epoch)),
@@ -92,7 +87,6 @@ impl Versions {
     /// Starts a put of `key`: announces it, reads the version it writes
     /// with. The announcement lasts until the ticket is dropped.
     pub fn begin_put(&self, key: &[u8]) -> PutTicket<'_> {
-        let gate = self.gate.read_recursive();
         let announced = self.pending.announce(Op::Put {
             key: key.to_vec(),
             version: None,
@@ -102,13 +96,8 @@ impl Versions {
         PutTicket {
             version,
             _announced: announced,
-            _gate: gate,
+            _versions: std::marker::PhantomData,
         }
-    }
-
-    /// Blocks new puts and waits for those in flight, until the guard drops.
-    pub fn pause_puts(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
-        self.gate.write()
     }
 
     /// Takes and registers a snapshot version for reads of `[lo, hi)`;

@@ -1,0 +1,98 @@
+//! Durability: syncing logs, checkpoints, and the clean close.
+//!
+//! In `Sync` mode every put syncs its own record, and the epoch's first
+//! checkpoint says at once that the epoch is durable whole. In `Buffered`
+//! mode a checkpoint (every interval, on [`Db::flush`](crate::Db::flush),
+//! and at open) runs:
+//!
+//! 1. Take a snapshot of the whole key space: GV is fetched and
+//!    incremented to `v`, and the snapshot waits for the puts that read a
+//!    version `<= v`, so each of them has its record in its log (or in its
+//!    log's buffer).
+//! 2. Sync every dirty log of the live chunks. A chunk replaced meanwhile
+//!    had its data written to a synced table before its manifest was
+//!    published, so its records are durable either way.
+//! 3. Record `(epoch, v)` in `CHECKPOINT` (one slot, synced).
+//! 4. Keep the snapshot registered until the next checkpoint is recorded,
+//!    so rebuilds keep what recovery to `v` would show.
+//!
+//! A crash before step 3 leaves the previous checkpoint in force; recovery
+//! (`db/open.rs`) cuts the epoch at the newest recorded checkpoint. A clean
+//! close records the epoch's last possible version: nothing is cut.
+
+use super::DbInner;
+use crate::error::Result;
+use crate::options::Durability;
+use crate::recovery::last_version;
+use crate::stats;
+
+impl DbInner {
+    /// Records the epoch's first checkpoint, at open, before any put.
+    pub(crate) fn start_checkpoints(&self) -> Result<()> {
+        match self.opts.durability {
+            Durability::Sync => {
+                let epoch = self.checkpoints.epoch;
+                match self.checkpoints.file.record(epoch, last_version(epoch)) {
+                    Ok(()) => Ok(()),
+                    Err(e) => self.poison(e),
+                }
+            }
+            Durability::Buffered { .. } => self.checkpoint(),
+        }
+    }
+
+    /// Makes every put completed before the call durable, and in `Buffered`
+    /// mode part of what recovery keeps.
+    pub(crate) fn flush(&self) -> Result<()> {
+        match self.opts.durability {
+            Durability::Sync => self.sync_logs(),
+            Durability::Buffered { .. } => self.checkpoint(),
+        }
+    }
+
+    /// One checkpoint (see the module docs for the steps).
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        let _serial = self.checkpoints.serial.lock();
+        // Never record a checkpoint after a failed write or sync.
+        self.check_poison()?;
+        let v = self.versions.acquire_snapshot(&[], None);
+        let recorded = self.sync_logs().and_then(|()| {
+            crate::failpoint::failpoint!(self, "checkpoint.before_record");
+            match self.checkpoints.file.record(self.checkpoints.epoch, v) {
+                Ok(()) => Ok(()),
+                Err(e) => self.poison(e),
+            }
+        });
+        if let Err(e) = recorded {
+            self.versions.release(v);
+            return Err(e);
+        }
+        stats::add(&self.counters.local().checkpoints, 1);
+        let older = self.checkpoints.held.lock().replace(v);
+        if let Some(o) = older {
+            self.versions.release(o);
+        }
+        Ok(())
+    }
+
+    /// At a clean close, when no put can run: syncs every log and records
+    /// that the epoch is durable whole.
+    pub(crate) fn close_durably(&self) -> Result<()> {
+        let _serial = self.checkpoints.serial.lock();
+        self.check_poison()?;
+        self.sync_logs()?;
+        let epoch = self.checkpoints.epoch;
+        if let Err(e) = self.checkpoints.file.record(epoch, last_version(epoch)) {
+            return self.poison(e);
+        }
+        if let Some(o) = self.checkpoints.held.lock().take() {
+            self.versions.release(o);
+        }
+        Ok(())
+    }
+
+    /// The snapshot held by the last checkpoint, if any (not a user's).
+    pub(crate) fn checkpoint_snapshots(&self) -> usize {
+        usize::from(self.checkpoints.held.lock().is_some())
+    }
+}
