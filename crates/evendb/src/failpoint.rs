@@ -30,7 +30,18 @@ pub(crate) fn injected(dir: &std::path::Path, name: &str) -> crate::error::Error
 
 /// `failpoint!(inner, "name")`: in a function returning `Result`, fails the
 /// step (poisoning the store) when the test's hook asks for it.
+/// `failpoint!(opts options, dir, "name")` does the same before the store
+/// is open.
 macro_rules! failpoint {
+    (opts $opts:expr, $dir:expr, $name:literal) => {
+        #[cfg(feature = "test-hooks")]
+        {
+            let opts: &$crate::options::Options = &$opts;
+            if opts.fail_points.as_ref().is_some_and(|h| (h.0)($name)) {
+                return Err($crate::failpoint::injected($dir, $name));
+            }
+        }
+    };
     ($inner:expr, $name:literal) => {
         #[cfg(feature = "test-hooks")]
         {

@@ -15,26 +15,10 @@
 
 mod common;
 
+use common::prefix::{check, Model, Pending, Write};
 use evendb::vfs::{CrashMode, Fault, MemFs};
 use evendb::{Db, Durability, Options};
-use std::collections::BTreeMap;
 use std::time::Duration;
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-#[derive(Debug, Clone)]
-struct Write {
-    key: Vec<u8>,
-    value: Option<Vec<u8>>,
-    version: u64,
-}
-
-fn apply(state: &mut Model, w: &Write) {
-    match &w.value {
-        Some(v) => state.insert(w.key.clone(), v.clone()),
-        None => state.remove(&w.key),
-    };
-}
 
 fn options(fs: &MemFs, sync: bool) -> Options {
     common::tiny(fs)
@@ -62,78 +46,6 @@ struct Report {
     recovered_past_checkpoint: u64,
 }
 
-/// What the last cycle wrote, for checking the next recovery.
-struct Pending {
-    base: Model,
-    writes: Vec<Write>,
-    /// Writes acknowledged durable: before the last successful flush
-    /// (`Buffered`), or every acknowledged write (`Sync`).
-    durable: usize,
-    /// A write that failed (it may or may not have landed in `Sync` mode).
-    failed: Option<Write>,
-}
-
-/// Checks `got` against the allowed recovered states; returns the state.
-fn check(got: &Model, p: &Pending, sync: bool, ctx: &str, report: &mut Report) {
-    let mut state = p.base.clone();
-    let mut allowed = Vec::new();
-    if sync {
-        for w in &p.writes {
-            apply(&mut state, w);
-        }
-        allowed.push(state.clone());
-        if let Some(f) = &p.failed {
-            apply(&mut state, f);
-            allowed.push(state);
-        }
-        assert!(
-            allowed.iter().any(|a| a == got),
-            "{ctx}: recovered state is not every acknowledged write (plus maybe the failed one)"
-        );
-        return;
-    }
-    // Buffered: a cut between two versions, at or after `durable`.
-    for (i, w) in p.writes.iter().enumerate() {
-        let boundary = i == 0 || p.writes[i - 1].version < w.version;
-        if boundary && i >= p.durable && *got == state {
-            if i > p.durable {
-                report.recovered_past_checkpoint += 1;
-            }
-            return;
-        }
-        apply(&mut state, w);
-    }
-    if p.writes.len() >= p.durable && *got == state {
-        return;
-    }
-    // Diagnose: was it a prefix below the checkpoint (lost), or no prefix?
-    let mut state = p.base.clone();
-    let mut below = None;
-    for (i, w) in p.writes.iter().enumerate() {
-        if *got == state {
-            below = Some(i);
-        }
-        apply(&mut state, w);
-    }
-    match below {
-        Some(i) => panic!(
-            "{ctx}: lost acknowledged writes: recovered the first {i} of {} writes, {} were checkpointed",
-            p.writes.len(),
-            p.durable
-        ),
-        None => {
-            let extra: Vec<_> = got
-                .keys()
-                .chain(state.keys())
-                .filter(|k| got.get(*k) != state.get(*k))
-                .take(3)
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect();
-            panic!("{ctx}: recovered state is no prefix of the writes (e.g. keys {extra:?})")
-        }
-    }
-}
-
 /// Opens after a crash, crashing again during recovery now and then;
 /// returns the store with no fault armed.
 fn recover(fs: &MemFs, sync: bool, rng: &mut fastrand::Rng, report: &mut Report) -> Db {
@@ -159,27 +71,19 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
     let mut rng = fastrand::Rng::with_seed(seed);
     let fs = MemFs::new();
     let mut report = Report::default();
-    let mut pending = Pending {
-        base: Model::new(),
-        writes: Vec::new(),
-        durable: 0,
-        failed: None,
-    };
+    let mut pending = Pending::new(Model::new());
     for cycle in 0..common::iterations(default) {
         let ctx = format!("seed {seed}, cycle {cycle}");
         let db = recover(&fs, sync, &mut rng, &mut report);
         let got: Model = common::all(&db).into_iter().collect();
-        check(&got, &pending, sync, &ctx, &mut report);
+        if check(&got, &pending, sync, &ctx) {
+            report.recovered_past_checkpoint += 1;
+        }
         if cycle % 16 == 0 {
             let integrity = db.verify_integrity().expect("verify");
             assert!(integrity.is_ok(), "{ctx}: {integrity:?}");
         }
-        pending = Pending {
-            base: got,
-            writes: Vec::new(),
-            durable: 0,
-            failed: None,
-        };
+        pending = Pending::new(got);
         fs.set_fault(Some(Fault::CrashAt(rng.u64(1..600))));
         for i in 0..rng.u32(50..400) {
             let roll = rng.u8(0..100);
@@ -235,13 +139,7 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
     }
     let db = recover(&fs, sync, &mut rng, &mut report);
     let got: Model = common::all(&db).into_iter().collect();
-    check(
-        &got,
-        &pending,
-        sync,
-        &format!("seed {seed}, last"),
-        &mut report,
-    );
+    check(&got, &pending, sync, &format!("seed {seed}, last"));
     eprintln!("{name}: {report:?}");
     report
 }

@@ -56,12 +56,20 @@ impl DbInner {
         // Never record a checkpoint after a failed write or sync.
         self.check_poison()?;
         let v = self.versions.acquire_snapshot(&[], None);
-        let recorded = self.sync_logs().and_then(|()| {
+        let recorded = (|| {
+            crate::failpoint::failpoint!(self, "checkpoint.after_snapshot");
+            self.sync_logs()
+        })()
+        .and_then(|()| {
             crate::failpoint::failpoint!(self, "checkpoint.before_record");
             match self.checkpoints.file.record(self.checkpoints.epoch, v) {
                 Ok(()) => Ok(()),
                 Err(e) => self.poison(e),
             }
+        });
+        let recorded = recorded.and_then(|()| {
+            crate::failpoint::failpoint!(self, "checkpoint.after_record");
+            Ok(())
         });
         if let Err(e) = recorded {
             self.versions.release(v);

@@ -124,10 +124,13 @@ impl Db {
         // A new epoch: every version written from now on is larger than any
         // version on disk. It is durable, with the recovery table, before
         // the first put: this store is the commit point of recovery.
+        crate::failpoint::failpoint!(opts opts, dir, "recovery.before_manifest");
         manifest.epoch += 1;
         manifest.store(st, dir)?;
+        crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
         let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         remove_orphans(st, dir, &manifest, &names)?;
+        crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
         let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
         let epoch = manifest.epoch;
 

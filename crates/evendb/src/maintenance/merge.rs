@@ -69,6 +69,7 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         evict_munk(inner, &a);
         evict_munk(inner, &b);
         let (frozen_a, _, seg_a) = divert(inner, &a, &own)?;
+        crate::failpoint::failpoint!(inner, "merge.between_diverts");
         let (frozen_b, _, seg_b) = divert(inner, &b, &own)?;
         let w = inner.versions.refresh_watermark();
         let mut out = TableOutput::new(inner, u64::MAX);
@@ -95,8 +96,10 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
             funk.files(),
         ));
         merged.set_funk(Arc::new(funk));
+        crate::failpoint::failpoint!(inner, "merge.after_table");
         let rec = record(&merged, merged.files.lock().clone());
         inner.publish(|m| replace_records(m, &[a.id, b.id], vec![rec]))?;
+        crate::failpoint::failpoint!(inner, "merge.after_publish");
         {
             let ga = a.rebalance.write();
             let gb = b.rebalance.write();
@@ -114,6 +117,7 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
             drop(ga);
         }
         drop(theirs);
+        crate::failpoint::failpoint!(inner, "merge.before_cleanup");
         remove_unreferenced(inner, &[frozen_a.files(), frozen_b.files()]);
         count(inner, &inner.counters.local().merges, started);
         return Ok(true);

@@ -105,6 +105,7 @@ pub(super) fn rebuild_locked(
 ) -> Result<()> {
     let started = Instant::now();
     let (frozen, cut, segment) = divert(inner, chunk, own)?;
+    crate::failpoint::failpoint!(inner, "rebalance.after_divert");
     let w = inner.versions.refresh_watermark();
     let max = inner.opts.max_chunk_size;
     let outputs = match chunk.munk() {
@@ -135,6 +136,7 @@ pub(super) fn rebuild_locked(
         }
     };
     let old_files = frozen.files();
+    crate::failpoint::failpoint!(inner, "rebalance.after_tables");
     if outputs.len() <= 1 {
         let table = outputs.into_iter().next().map(|(_, t)| t);
         let funk = Funk {
@@ -155,6 +157,7 @@ pub(super) fn rebuild_locked(
         split::commit_funk_split(inner, chunk, outputs, segment)?;
         count(inner, &inner.counters.local().splits, started);
     }
+    crate::failpoint::failpoint!(inner, "rebalance.before_cleanup");
     remove_unreferenced(inner, &[old_files]);
     Ok(())
 }
@@ -177,6 +180,7 @@ pub(super) fn rebuild_from_munk_since(
         }
     }
     let table = out.finish()?.into_iter().next().map(|(_, t)| t);
+    crate::failpoint::failpoint!(inner, "split_part.after_table");
     let old = chunk
         .funk()
         .ok_or_else(|| Error::InvalidArgument("a split part without a funk".into()))?;
@@ -193,6 +197,7 @@ pub(super) fn rebuild_from_munk_since(
     })?;
     *chunk.files.lock() = files;
     chunk.set_funk(Arc::new(funk));
+    crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
     remove_unreferenced(inner, &[old.files()]);
     Ok(())
 }

@@ -84,6 +84,7 @@ pub(super) fn munk_split(
         }
     })?;
     chunk.files.lock().logs.extend(&numbers);
+    crate::failpoint::failpoint!(inner, "munk_split.after_segments");
 
     // Step 1.
     let frozen = chunk.rebalance.write();
@@ -158,11 +159,13 @@ pub(super) fn munk_split(
     drop(munk);
 
     // Step 2.
+    crate::failpoint::failpoint!(inner, "munk_split.after_swap");
     let records: Vec<_> = children
         .iter()
         .map(|c| record(c, c.files.lock().clone()))
         .collect();
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
+    crate::failpoint::failpoint!(inner, "munk_split.after_publish");
     for (child, entries) in children.iter().zip(&child_entries) {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
         let files = child.funk().map_or(0, |f| f.size_bytes());
@@ -218,6 +221,7 @@ pub(super) fn commit_funk_split(
     outputs: Vec<(Vec<u8>, Arc<TableReader>)>,
     segment: Arc<LogSegment>,
 ) -> Result<()> {
+    crate::failpoint::failpoint!(inner, "split.after_tables");
     let n = outputs.len();
     let mut children = Vec::with_capacity(n);
     let mins: Vec<Vec<u8>> = outputs
@@ -252,6 +256,7 @@ pub(super) fn commit_funk_split(
         .map(|c| record(c, c.files.lock().clone()))
         .collect();
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
+    crate::failpoint::failpoint!(inner, "split.after_publish");
     let frozen = chunk.rebalance.write();
     let cut = chunk.counter.load(Ordering::Acquire);
     for c in &children {

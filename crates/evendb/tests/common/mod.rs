@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod prefix;
+
 use evendb::vfs::MemFs;
 use evendb::{Db, Durability, Options};
 use std::path::{Path, PathBuf};

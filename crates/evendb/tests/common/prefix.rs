@@ -1,0 +1,102 @@
+//! The prefix checker of the crash tests: with the engine's versions as
+//! the commit order, a recovered store must equal exactly the writes up to
+//! some point, at or after what was acknowledged durable.
+
+use std::collections::BTreeMap;
+
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// One acknowledged write and the version it got.
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub key: Vec<u8>,
+    pub value: Option<Vec<u8>>,
+    pub version: u64,
+}
+
+pub fn apply(state: &mut Model, w: &Write) {
+    match &w.value {
+        Some(v) => state.insert(w.key.clone(), v.clone()),
+        None => state.remove(&w.key),
+    };
+}
+
+/// What ran since the last recovery, for checking the next one.
+#[derive(Debug, Default)]
+pub struct Pending {
+    pub base: Model,
+    pub writes: Vec<Write>,
+    /// Writes acknowledged durable: before the last successful flush
+    /// (`Buffered`), or every acknowledged write (`Sync`).
+    pub durable: usize,
+    /// A write that failed (it may or may not have landed in `Sync` mode).
+    pub failed: Option<Write>,
+}
+
+impl Pending {
+    pub fn new(base: Model) -> Self {
+        Pending {
+            base,
+            ..Pending::default()
+        }
+    }
+}
+
+/// Checks a recovered state; panics with `ctx` on a lost write or a state
+/// that is no prefix. Returns true if it recovered past `durable` (a
+/// checkpoint whose record landed although its call failed).
+pub fn check(got: &Model, p: &Pending, sync: bool, ctx: &str) -> bool {
+    let mut state = p.base.clone();
+    if sync {
+        for w in &p.writes {
+            apply(&mut state, w);
+        }
+        let mut allowed = vec![state.clone()];
+        if let Some(f) = &p.failed {
+            apply(&mut state, f);
+            allowed.push(state);
+        }
+        assert!(
+            allowed.iter().any(|a| a == got),
+            "{ctx}: recovered state is not every acknowledged write (plus maybe the failed one)"
+        );
+        return false;
+    }
+    // Buffered: a cut between two versions, at or after `durable`.
+    for (i, w) in p.writes.iter().enumerate() {
+        let boundary = i == 0 || p.writes[i - 1].version < w.version;
+        if boundary && i >= p.durable && *got == state {
+            return i > p.durable;
+        }
+        apply(&mut state, w);
+    }
+    if *got == state {
+        return p.writes.len() > p.durable;
+    }
+    // Diagnose: was it a prefix below the checkpoint (lost), or no prefix?
+    let mut state = p.base.clone();
+    let mut below = None;
+    for (i, w) in p.writes.iter().enumerate() {
+        if *got == state {
+            below = Some(i);
+        }
+        apply(&mut state, w);
+    }
+    match below {
+        Some(i) => panic!(
+            "{ctx}: lost acknowledged writes: recovered the first {i} of {} writes, {} were checkpointed",
+            p.writes.len(),
+            p.durable
+        ),
+        None => {
+            let differ: Vec<_> = got
+                .keys()
+                .chain(state.keys())
+                .filter(|k| got.get(*k) != state.get(*k))
+                .take(3)
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            panic!("{ctx}: recovered state is no prefix of the writes (e.g. keys {differ:?})")
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! A crash at each named fail point of split, merge, funk rebalance,
+//! checkpoint and recovery: the step fails there, the machine loses power
+//! (each file keeping a random part of what was not synced), and the store
+//! must recover a prefix of the writes at or after the last checkpoint.
+//! Every fail point must be reached.
+
+mod common;
+
+use common::prefix::{check, Model, Pending, Write};
+use evendb::vfs::{CrashMode, Fault, MemFs};
+use evendb::{Db, Durability, Options};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const POINTS: &[&str] = &[
+    "rebalance.after_divert",
+    "rebalance.after_tables",
+    "rebalance.before_cleanup",
+    "split.after_tables",
+    "split.after_publish",
+    "split_part.after_table",
+    "split_part.before_cleanup",
+    "munk_split.after_segments",
+    "munk_split.after_swap",
+    "munk_split.after_publish",
+    "merge.between_diverts",
+    "merge.after_table",
+    "merge.after_publish",
+    "merge.before_cleanup",
+    "checkpoint.after_snapshot",
+    "checkpoint.before_record",
+    "checkpoint.after_record",
+    "recovery.before_manifest",
+    "recovery.after_manifest",
+    "recovery.after_orphans",
+];
+
+/// The hook of one run: when armed, the first pass through `point` kills
+/// the file system (every later operation fails, as in a dead process)
+/// and fails the step.
+#[derive(Clone)]
+struct Trap {
+    fs: MemFs,
+    point: &'static str,
+    armed: Arc<AtomicBool>,
+    fired: Arc<AtomicBool>,
+}
+
+impl Trap {
+    fn options(&self) -> Options {
+        let t = self.clone();
+        common::tiny(&self.fs)
+            .durability(Durability::Buffered {
+                sync_interval: Duration::from_secs(3600),
+            })
+            .memory_budget(64 << 10)
+            .fail_points(move |name| {
+                if name == t.point
+                    && t.armed.load(Ordering::SeqCst)
+                    && !t.fired.swap(true, Ordering::SeqCst)
+                {
+                    t.fs.set_fault(Some(Fault::CrashAt(1)));
+                    return true;
+                }
+                false
+            })
+    }
+}
+
+/// Writes, reads (munk loads), flushes (checkpoints), mass deletes and
+/// compactions (merges) until the trap fires or an operation fails.
+fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pending) {
+    for i in 0..ops {
+        if trap.fired.load(Ordering::SeqCst) {
+            return;
+        }
+        let phase = i % 600;
+        if (500..540).contains(&phase) {
+            // Empty a range of keys so its chunks become mergeable.
+            let app = (i / 600) % 12;
+            let keys: Vec<Vec<u8>> = match db
+                .prefix(format!("{app:02}|"))
+                .map(|r| r.map(|(k, _)| k))
+                .collect()
+            {
+                Ok(k) => k,
+                Err(_) => return,
+            };
+            for key in keys {
+                match db.write_stamped(&key, None) {
+                    Ok((version, _)) => p.writes.push(Write {
+                        key,
+                        value: None,
+                        version,
+                    }),
+                    Err(_) => return,
+                }
+            }
+            if db.compact().is_err() {
+                return;
+            }
+            continue;
+        }
+        let roll = rng.u8(0..100);
+        if roll < 85 {
+            // Most writes go to a few hot apps, whose chunks get munks.
+            let app = if rng.bool() {
+                rng.u8(0..3)
+            } else {
+                rng.u8(0..12)
+            };
+            let key = format!("{app:02}|{:05}", rng.u32(0..500)).into_bytes();
+            let value = vec![i as u8; rng.usize(8..100)];
+            match db.write_stamped(&key, Some(&value)) {
+                Ok((version, _)) => p.writes.push(Write {
+                    key,
+                    value: Some(value),
+                    version,
+                }),
+                Err(_) => {
+                    p.failed = Some(Write {
+                        key,
+                        value: Some(value),
+                        version: u64::MAX,
+                    });
+                    return;
+                }
+            }
+        } else if roll < 97 {
+            let app = rng.u8(0..3);
+            if db.prefix(format!("{app:02}|")).take(50).any(|r| r.is_err()) {
+                return;
+            }
+        } else {
+            match db.flush() {
+                Ok(()) => p.durable = p.writes.len(),
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+#[test]
+fn a_crash_at_every_fail_point_recovers_a_prefix() {
+    let seed = common::seed("a_crash_at_every_fail_point_recovers_a_prefix");
+    let mut unreached = Vec::new();
+    for (n, point) in POINTS.iter().enumerate() {
+        let mut rng = fastrand::Rng::with_seed(seed + n as u64);
+        let trap = Trap {
+            fs: MemFs::new(),
+            point,
+            armed: Arc::new(AtomicBool::new(false)),
+            fired: Arc::new(AtomicBool::new(false)),
+        };
+        let fs = &trap.fs;
+        let db = trap.options().open(common::dir()).expect("open");
+        let mut p = Pending::new(Model::new());
+        trap.armed.store(true, Ordering::SeqCst);
+        // Recovery's points are passed at the reopen: a short run will do.
+        let ops = if point.starts_with("recovery.") {
+            800
+        } else {
+            6000
+        };
+        workload(&db, &trap, ops, &mut rng, &mut p);
+        fs.set_fault(Some(Fault::CrashAt(1)));
+        drop(db);
+        fs.crash(CrashMode::Random { seed: rng.u64(..) });
+        if !trap.fired.load(Ordering::SeqCst) {
+            // Recovery's own points: crash while opening.
+            if trap.options().open(common::dir()).is_err() {
+                fs.crash(CrashMode::Random { seed: rng.u64(..) });
+            }
+        }
+        trap.armed.store(false, Ordering::SeqCst);
+        if !trap.fired.load(Ordering::SeqCst) {
+            unreached.push(*point);
+            continue;
+        }
+        let ctx = format!("seed {seed}, crash at {point}");
+        let db = trap
+            .options()
+            .open(common::dir())
+            .unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
+        let got: Model = common::all(&db).into_iter().collect();
+        check(&got, &p, false, &ctx);
+        let report = db.verify_integrity().expect("verify");
+        assert!(report.is_ok(), "{ctx}: {report:?}");
+        eprintln!(
+            "{point}: crashed after {} writes, {} checkpointed",
+            p.writes.len(),
+            p.durable
+        );
+    }
+    assert!(
+        unreached.is_empty(),
+        "fail points never reached: {unreached:?}"
+    );
+}
