@@ -436,6 +436,12 @@ impl DbInner {
         s.chunks = idx.chunks.len() as u64;
         s.munks = idx.chunks.iter().filter(|c| c.has_munk()).count() as u64;
         s.active_snapshots = self.versions.active_snapshots() as u64;
+        let (long_lived, oldest) = self.versions.snapshot_ages(stats::LONG_LIVED_SNAPSHOT);
+        s.long_lived_snapshots = long_lived as u64;
+        if let Some((age, lag)) = oldest {
+            s.oldest_snapshot_age_micros = u64::try_from(age.as_micros()).unwrap_or(u64::MAX);
+            s.oldest_snapshot_lag = lag;
+        }
         let b = self.budget.view();
         s.memory_budget = b.limit;
         s.memory_used = b.used;

@@ -32,6 +32,7 @@ use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use pending::{Announced, Op, PendingOps};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Bits of a version that hold the epoch.
 pub(crate) const EPOCH_BITS: u32 = 24;
@@ -54,8 +55,9 @@ pub(crate) struct Versions {
     gv: AtomicU64,
     gate: RwLock<()>,
     pending: PendingOps,
-    /// Active snapshot versions with their reference counts.
-    snapshots: Mutex<BTreeMap<u64, usize>>,
+    /// Active snapshot versions with their reference counts and when the
+    /// first of them was taken.
+    snapshots: Mutex<BTreeMap<u64, (usize, Instant)>>,
     watermark: AtomicU64,
 }
 
@@ -122,14 +124,18 @@ impl Versions {
         let v = self.gv.fetch_add(1, Ordering::SeqCst);
         announced.set_version(v);
         self.pending.wait_for_puts(lo, hi, v);
-        *self.snapshots.lock().entry(v).or_insert(0) += 1;
+        self.snapshots
+            .lock()
+            .entry(v)
+            .or_insert_with(|| (0, Instant::now()))
+            .0 += 1;
         drop(announced);
         v
     }
 
     pub fn release(&self, version: u64) {
         let mut snaps = self.snapshots.lock();
-        if let Some(n) = snaps.get_mut(&version) {
+        if let Some((n, _)) = snaps.get_mut(&version) {
             *n -= 1;
             if *n == 0 {
                 snaps.remove(&version);
@@ -149,7 +155,25 @@ impl Versions {
     }
 
     pub fn active_snapshots(&self) -> usize {
-        self.snapshots.lock().values().sum()
+        self.snapshots.lock().values().map(|(n, _)| n).sum()
+    }
+
+    /// Snapshots held longer than `long`; the oldest one's age and how many
+    /// versions it lags the global version.
+    pub fn snapshot_ages(&self, long: Duration) -> (usize, Option<(Duration, u64)>) {
+        let snaps = self.snapshots.lock();
+        let gv = self.gv.load(Ordering::SeqCst);
+        let held = |t: &Instant| t.elapsed();
+        let long_lived = snaps
+            .values()
+            .filter(|(_, t)| held(t) >= long)
+            .map(|(n, _)| n)
+            .sum();
+        let oldest = snaps
+            .iter()
+            .next()
+            .map(|(&v, (_, t))| (held(t), gv.saturating_sub(v)));
+        (long_lived, oldest)
     }
 
     #[cfg(test)]

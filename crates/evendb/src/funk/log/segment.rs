@@ -32,6 +32,7 @@ use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, FileKind};
 use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
+use crate::stats::FilterProbe;
 use crate::vfs::{Storage, StorageFile};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use parking_lot::Mutex;
@@ -511,20 +512,28 @@ impl LogSegment {
     }
 
     /// The newest record of `key` that `accept(version, counter)` admits, with
-    /// its value, reading only the parts whose filter may hold the key.
+    /// its value, reading only the parts whose filter may hold the key
+    /// (`probe` counts what the filters did).
     pub fn lookup(
         &self,
         key: &[u8],
         hash: u64,
         accept: &dyn Fn(u64, u64) -> bool,
+        probe: &mut FilterProbe,
     ) -> Result<Option<(RecordPtr, Option<Vec<u8>>)>> {
         let end = self.len();
         let parts = self.parts.load();
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         for (i, part) in parts.iter().enumerate() {
-            if part.start >= end || !part.bloom.may_contain(hash) {
+            if part.start >= end {
                 continue;
             }
+            if !part.bloom.may_contain(hash) {
+                probe.skipped += 1;
+                continue;
+            }
+            probe.searched += 1;
+            let mut has_key = false;
             let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
             let buf = self.read_bytes(part.start, part_end)?;
             let (records, pos) = decode_records(&buf, part.start, self.seed);
@@ -541,6 +550,7 @@ impl LogSegment {
                 if buf.get(start..start + r.key_len as usize) != Some(key) {
                     continue;
                 }
+                has_key = true;
                 if !accept(r.version, r.counter)
                     || best.as_ref().is_some_and(|(b, _)| b.stamp() >= r.stamp())
                 {
@@ -554,6 +564,7 @@ impl LogSegment {
                 };
                 best = Some((r, value));
             }
+            probe.false_positives += u64::from(!has_key);
         }
         Ok(best)
     }
