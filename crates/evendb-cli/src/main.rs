@@ -130,11 +130,22 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Print the store's size and the engine's counters.
+    /// Print the store's size and the engine's statistics.
+    ///
+    /// The engine keeps its figures in memory from the moment a store is
+    /// opened, so those printed here describe this command's own open of the
+    /// store (an application reads its live figures with `Db::stats`).
     Stats {
-        /// Print one JSON object.
-        #[arg(long)]
+        /// Print one JSON object (same as --format json).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: commands::StatsFormat,
+        /// Open every chunk first (reads each table's index and replays
+        /// each log), so memory and torn-tail figures cover the whole store.
+        #[arg(long)]
+        open: bool,
     },
     /// Read and check every file of the store; exit code 3 if anything is
     /// wrong.

@@ -113,28 +113,83 @@ fn chunks_partition_the_key_space_and_open_reports_entries() {
 }
 
 #[test]
-fn stats_lists_every_engine_counter_and_the_store_size() {
+fn stats_shows_the_store_size_and_every_engine_figure_in_each_format() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store");
     store_with_tables(&db, 100);
-    let json: serde_json::Value = serde_json::from_str(&ok(&db, &["stats", "--json"])).unwrap();
-    let names: Vec<&str> = evendb::Stats::default()
-        .fields()
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for name in &names {
-        assert!(
-            json["counters"].get(*name).is_some(),
-            "counter {name} missing: {json}"
-        );
+    let before = files(&db);
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["stats", "--json", "--open"])).unwrap();
+    let figures = evendb::Stats::default();
+    for (name, _) in figures.fields() {
+        assert!(json["engine"][name].is_u64(), "{name} missing: {json}");
+    }
+    for (name, _) in figures.derived() {
+        assert!(json["engine"][name].is_number(), "{name} missing: {json}");
     }
     assert!(json["table_bytes"].as_u64().unwrap() > 0);
-    assert_eq!(json["chunks"], json["counters"]["chunks"]);
+    assert_eq!(json["chunks"], json["engine"]["chunks"]);
+    assert!(
+        json["engine"]["funks_opened"].as_u64().unwrap() > 0,
+        "--open opens every chunk: {json}"
+    );
+    assert!(json["engine"]["memory_indexes"].as_u64().unwrap() > 0);
+
     let human = ok(&db, &["stats"]);
-    for name in names {
-        assert!(human.contains(name), "{human}");
+    for label in [
+        "size ",
+        "operations",
+        "rebuilds",
+        "funk rebalance",
+        "munks ",
+        "row cache",
+        "log filters",
+        "memory",
+        "put waits",
+        "snapshots",
+    ] {
+        assert!(human.contains(label), "{label} missing:\n{human}");
     }
+    assert!(
+        human.contains(&format!("{} chunks", json["chunks"])),
+        "{human}"
+    );
+
+    let text = ok(&db, &["stats", "--format", "prometheus"]);
+    let mut samples = 0;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let (kw, rest) = rest.split_once(' ').unwrap();
+            assert!(kw == "HELP" || kw == "TYPE", "{line}");
+            assert!(rest.starts_with("evendb_"), "{line}");
+            continue;
+        }
+        let (name, value) = line.split_once(' ').expect("name value");
+        assert!(
+            name.starts_with("evendb_")
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        value.parse::<f64>().expect("numeric sample");
+        samples += 1;
+    }
+    assert_eq!(
+        samples,
+        figures.fields().len() + figures.derived().len() + 3,
+        "every figure, derived figure and store size: {text}"
+    );
+    assert!(text.contains(&format!(
+        "\nevendb_store_table_bytes {}\n",
+        json["table_bytes"]
+    )));
+
+    // Looking changes no pair (the open rewrites only the MANIFEST).
+    let after = files(&db);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
 }
 
 #[test]

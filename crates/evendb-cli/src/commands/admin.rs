@@ -24,48 +24,95 @@ fn bytes(n: u64) -> String {
     format!("{} ({n} bytes)", HumanBytes(n))
 }
 
-pub fn stats(ctx: &Context, as_json: bool) -> Outcome<u8> {
+/// How `stats` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    /// A table for people.
+    Human,
+    /// One JSON object.
+    Json,
+    /// Prometheus text exposition format.
+    Prometheus,
+}
+
+pub fn stats(ctx: &Context, format: StatsFormat, open_all: bool) -> Outcome<u8> {
     let db = store::open(&ctx.db, Create::Never)?;
+    if open_all {
+        open_chunks(ctx, &db)?;
+    }
     let chunks = list_chunks(ctx, &db)?;
     let (table_bytes, log_bytes, segments) = totals(&chunks);
     let stats = db.stats();
-    if as_json {
-        let counters: serde_json::Map<String, Value> = stats
-            .fields()
-            .into_iter()
-            .map(|(name, v)| (name.to_string(), json!(v)))
-            .collect();
-        let doc = json!({
-            "path": ctx.db.display().to_string(),
-            "chunks": chunks.len(),
-            "table_bytes": table_bytes,
-            "log_bytes": log_bytes,
-            "log_segments": segments,
-            "counters": counters,
-            "write_amplification": stats.write_amplification(),
-        });
-        outln!("{doc:#}");
-        return Ok(exit::OK);
+    match format {
+        StatsFormat::Json => {
+            let engine: Value = serde_json::from_str(&stats.to_json()).map_err(|e| {
+                Failure::new(format!("the engine's statistics are not valid JSON: {e}"))
+                    .hint("report this as a bug in evendb")
+            })?;
+            let doc = json!({
+                "path": ctx.db.display().to_string(),
+                "chunks": chunks.len(),
+                "table_bytes": table_bytes,
+                "log_bytes": log_bytes,
+                "log_segments": segments,
+                "engine": engine,
+            });
+            outln!("{doc:#}");
+        }
+        StatsFormat::Prometheus => {
+            let mut text = stats.to_prometheus("evendb");
+            for (name, help, v) in [
+                (
+                    "store_table_bytes",
+                    "Bytes of the store's table files.",
+                    table_bytes,
+                ),
+                (
+                    "store_log_bytes",
+                    "Bytes of the store's log segments.",
+                    log_bytes,
+                ),
+                (
+                    "store_log_segments",
+                    "Log segments of the store.",
+                    segments as u64,
+                ),
+            ] {
+                text.push_str(&format!(
+                    "# HELP evendb_{name} {help}\n# TYPE evendb_{name} gauge\nevendb_{name} {v}\n"
+                ));
+            }
+            outln!("{}", text.trim_end());
+        }
+        StatsFormat::Human => {
+            outln!("store        {}", ctx.db.display());
+            outln!(
+                "size         {} chunks; tables {}, logs {} in {segments} segments",
+                chunks.len(),
+                bytes(table_bytes),
+                bytes(log_bytes)
+            );
+            outln!("");
+            outln!("Engine figures since this command opened the store (they are kept in");
+            outln!("memory only; an application reads them with Db::stats):");
+            outln!("{}", stats.to_string().trim_end());
+        }
     }
-    outln!("store          {}", ctx.db.display());
-    outln!("chunks         {}", chunks.len());
-    outln!("table bytes    {}", bytes(table_bytes));
-    outln!("log bytes      {}", bytes(log_bytes));
-    outln!("log segments   {segments}");
-    outln!("");
-    outln!("engine counters since this command opened the store");
-    outln!("(the engine does not keep counters across opens):");
-    let fields = stats.fields();
-    let width = fields.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, v) in fields {
-        outln!("  {name:width$}  {v}");
-    }
-    outln!(
-        "  {:width$}  {:.2}",
-        "write_amplification",
-        stats.write_amplification()
-    );
     Ok(exit::OK)
+}
+
+/// Opens every chunk (a read of its smallest key opens its funk), so that
+/// table entries, versions and filter memory are known.
+fn open_chunks(ctx: &Context, db: &Db) -> Outcome {
+    let chunks = list_chunks(ctx, db)?;
+    let bar = ctx.progress.items(chunks.len() as u64, "opening chunks");
+    for c in chunks {
+        db.get(&c.min_key)
+            .map_err(|e| Failure::engine(format_args!("cannot open chunk {}", c.id), &ctx.db, e))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
 }
 
 fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport> {
@@ -195,12 +242,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
 pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
     let db = store::open(&ctx.db, Create::Never)?;
     if open_all {
-        // A read of a chunk's smallest key opens that chunk's funk.
-        for c in list_chunks(ctx, &db)? {
-            db.get(&c.min_key).map_err(|e| {
-                Failure::engine(format_args!("cannot open chunk {}", c.id), &ctx.db, e)
-            })?;
-        }
+        open_chunks(ctx, &db)?;
     }
     let chunks = list_chunks(ctx, &db)?;
     if as_json {

@@ -13,6 +13,8 @@ mod data;
 mod dump;
 mod load;
 
+pub use admin::StatsFormat;
+
 use crate::bytes::{self, InputMode};
 use crate::failure::{exit, Failure, Outcome};
 use crate::progress::Progress;
@@ -95,7 +97,10 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
             header,
         } => load::load(ctx, &file, format, header),
         Command::Dump { file, range, force } => dump::dump(ctx, file.as_deref(), &range, force),
-        Command::Stats { json } => admin::stats(ctx, json),
+        Command::Stats { json, format, open } => {
+            let format = if json { StatsFormat::Json } else { format };
+            admin::stats(ctx, format, open)
+        }
         Command::Verify { json } => admin::verify(ctx, json),
         Command::Backup { dest, verify } => admin::backup(ctx, &dest, verify),
         Command::Chunks { json, open } => admin::chunks(ctx, json, open),

@@ -277,7 +277,7 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "put waits    {} in all, longest {}: lock {}x {}, munk full {}x {}, memory {}x {}, sync {}x {}, rebuild {}x {}",
+            "put waits    {} in all, longest {}; lock {} ({}), munk full {} ({}), memory {} ({}), sync {} ({}), rebuild {} ({})",
             Micros(s.put_wait_micros()),
             Micros(s.put_wait_max_micros),
             s.put_lock_waits,
@@ -309,7 +309,7 @@ impl fmt::Display for Stats {
         writeln!(f)?;
         writeln!(
             f,
-            "files        {} funks opened, {} log syncs, {} torn-tail bytes cut",
+            "disk         {} funks opened, {} log syncs, {} cut from torn log tails",
             s.funks_opened,
             s.log_syncs,
             Bytes(s.torn_tail_bytes)
