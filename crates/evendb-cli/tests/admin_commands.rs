@@ -110,6 +110,53 @@ fn chunks_partition_the_key_space_and_open_reports_entries() {
         table.lines().filter(|l| l.contains("key|")).count(),
         list.len()
     );
+    assert!(table.ends_with("pass --open)\n"), "{table}");
+}
+
+#[test]
+fn chunks_show_log_length_filters_munks_and_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 200);
+    // Two more opens, each writing a pair to the log: the log's versions
+    // come from two epochs, later than the table's.
+    ok(&db, &["put", "key|00001", "again"]);
+    ok(&db, &["put", "key|00002", "again"]);
+    let opened: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["chunks", "--json", "--open"])).unwrap();
+    let chunks = opened.as_array().unwrap();
+    let records: u64 = chunks
+        .iter()
+        .map(|c| c["log_records"].as_u64().unwrap())
+        .sum();
+    assert_eq!(records, 2, "{opened:#}");
+    let first = &chunks[0];
+    let (lo, hi) = (
+        first["log_min_version"].as_u64().unwrap(),
+        first["log_max_version"].as_u64().unwrap(),
+    );
+    assert!(lo < hi && lo >> 40 < hi >> 40, "two epochs: {first}");
+    assert!(first["max_version"].as_u64().unwrap() < lo, "{first}");
+    assert!(first["log_parts"].as_u64().unwrap() >= 1);
+    assert!(first["filter_bytes"].as_u64().unwrap() > 0);
+    assert!(first["munk_bytes"].is_null(), "the tool loads no munks");
+
+    let table = ok(&db, &["chunks", "--open"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "id", "min_key", "end_key", "table", "entries", "log", "records", "segs", "filters",
+            "munk", "versions"
+        ]
+    );
+    let row = table.lines().nth(1).unwrap();
+    let epoch = |v: u64| v >> 40;
+    assert!(
+        row.contains(&format!("{}.", epoch(lo))) && row.contains(&format!("{}.", epoch(hi))),
+        "{table}"
+    );
+    assert!(!table.contains("pass --open"), "{table}");
 }
 
 #[test]

@@ -31,6 +31,14 @@ pub struct ChunkInfo {
     pub log_segments: usize,
     /// Largest version in the table, if open.
     pub max_version: Option<u64>,
+    /// Records in the log segments, if open.
+    pub log_records: Option<u64>,
+    /// Smallest and largest version of the log records, if open and the
+    /// logs hold any.
+    pub log_versions: Option<(u64, u64)>,
+    /// Parts the log segments are cut into, each with a Bloom filter of
+    /// its keys, if open.
+    pub log_parts: Option<usize>,
     /// Memory of the chunk's munk, if it has one.
     pub munk_bytes: Option<u64>,
     /// Keys in the chunk's munk, if it has one.
@@ -68,6 +76,12 @@ impl Db {
                     log_bytes: f.log_bytes(),
                     log_segments: f.logs().count(),
                     max_version: f.table.as_ref().map(|t| t.footer.max_version),
+                    log_records: Some(f.logs().map(|l| l.records()).sum()),
+                    log_versions: f
+                        .logs()
+                        .filter_map(|l| l.version_range())
+                        .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h))),
+                    log_parts: Some(f.logs().map(|l| l.part_count()).sum()),
                     munk_bytes,
                     munk_keys,
                     filter_bytes: f.logs().map(|l| l.filter_bytes()).sum(),
@@ -99,6 +113,9 @@ impl Db {
                         log_bytes,
                         log_segments: files.logs.len(),
                         max_version: None,
+                        log_records: None,
+                        log_versions: None,
+                        log_parts: None,
                         munk_bytes,
                         munk_keys,
                         filter_bytes: 0,

@@ -259,6 +259,14 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
                     "open": c.open,
                     "table_entries": c.table_entries,
                     "max_version": c.max_version,
+                    "log_records": c.log_records,
+                    "log_min_version": c.log_versions.map(|v| v.0),
+                    "log_max_version": c.log_versions.map(|v| v.1),
+                    "log_parts": c.log_parts,
+                    "filter_bytes": c.filter_bytes,
+                    "munk_bytes": c.munk_bytes,
+                    "munk_keys": c.munk_keys,
+                    "heat": c.heat,
                 })
             })
             .collect();
@@ -267,18 +275,20 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
     }
     let unknown = || "-".to_string();
     let mut rows = vec![[
-        "id",
-        "min_key",
-        "end_key",
-        "table",
-        "log",
-        "segs",
-        "open",
-        "entries",
-        "max_version",
+        "id", "min_key", "end_key", "table", "entries", "log", "records", "segs", "filters",
+        "munk", "versions",
     ]
     .map(String::from)];
     for c in &chunks {
+        let filters = match c.log_parts {
+            Some(parts) => format!("{parts} ({})", HumanBytes(c.filter_bytes)),
+            None => unknown(),
+        };
+        let munk = match (c.munk_bytes, c.munk_keys) {
+            (Some(b), Some(k)) => format!("{k} keys ({})", HumanBytes(b)),
+            _ if c.open => "no".into(),
+            _ => unknown(),
+        };
         rows.push([
             c.id.to_string(),
             if c.min_key.is_empty() {
@@ -290,14 +300,18 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
                 .as_deref()
                 .map_or_else(|| "(end)".into(), |k| ctx.show(k)),
             HumanBytes(c.table_bytes).to_string(),
+            c.table_entries
+                .or(c.open.then_some(0))
+                .map_or_else(unknown, |n| n.to_string()),
             HumanBytes(c.log_bytes).to_string(),
+            c.log_records.map_or_else(unknown, |n| n.to_string()),
             c.log_segments.to_string(),
-            if c.open { "yes" } else { "no" }.into(),
-            c.table_entries.map_or_else(unknown, |n| n.to_string()),
-            c.max_version.map_or_else(unknown, |n| n.to_string()),
+            filters,
+            munk,
+            versions(c),
         ]);
     }
-    let mut widths = [0usize; 9];
+    let mut widths = [0usize; 11];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -312,9 +326,37 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
         outln!("{}", line.join("  ").trim_end());
     }
     if !open_all && chunks.iter().any(|c| !c.open) {
-        outln!("(entries and max_version are known for open chunks only; pass --open)");
+        outln!(
+            "(entries, records, filters and versions are known for open chunks only; pass --open)"
+        );
     }
     Ok(exit::OK)
+}
+
+/// A version as `epoch.n`: the open of the store that wrote it, and the
+/// snapshots taken in that open before it.
+fn version(v: u64) -> String {
+    format!("{}.{}", v >> 40, v & ((1 << 40) - 1))
+}
+
+/// The versions a chunk's files hold: `..T` for the table's (at most T),
+/// `A..B` for the logs'.
+fn versions(c: &ChunkInfo) -> String {
+    if !c.open {
+        return "-".into();
+    }
+    let table = c
+        .max_version
+        .filter(|_| c.table_entries.unwrap_or(0) > 0)
+        .map(|t| format!("..{}", version(t)));
+    let log = c
+        .log_versions
+        .map(|(lo, hi)| format!("{}..{}", version(lo), version(hi)));
+    match (table, log) {
+        (Some(t), Some(l)) => format!("{t}, {l}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => "(empty)".into(),
+    }
 }
 
 pub fn compact(ctx: &Context) -> Outcome<u8> {

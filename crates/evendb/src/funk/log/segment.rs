@@ -114,6 +114,9 @@ pub(crate) struct LogSegment {
     parts: ArcSwap<Vec<Arc<LogPart>>>,
     records: AtomicU64,
     max_counter: AtomicU64,
+    /// Smallest and largest version of the records (`u64::MAX, 0` while
+    /// empty), for operators.
+    versions: [AtomicU64; 2],
     /// The sorted index, once a scan asked for it (see `index`).
     index: ArcSwapOption<SegmentIndex>,
     /// Serializes building and extending the index.
@@ -210,6 +213,7 @@ impl LogSegment {
             parts: ArcSwap::from_pointee(Vec::new()),
             records: AtomicU64::new(0),
             max_counter: AtomicU64::new(0),
+            versions: [AtomicU64::new(u64::MAX), AtomicU64::new(0)],
             index: ArcSwapOption::empty(),
             index_build: Mutex::new(()),
         }
@@ -264,6 +268,7 @@ impl LogSegment {
         let mut parts = Vec::new();
         for r in &records {
             max_counter = max_counter.max(r.counter);
+            segment.note_version(r.version);
             let key = record_key(&data, r);
             segment.add_to_part(&mut parts, r.offset, key_hash(key));
         }
@@ -324,6 +329,30 @@ impl LogSegment {
             p.bloom.insert(hash);
         }
         needs_new
+    }
+
+    fn note_version(&self, version: u64) {
+        self.versions[0].fetch_min(version, Ordering::Relaxed);
+        self.versions[1].fetch_max(version, Ordering::Relaxed);
+    }
+
+    /// Smallest and largest version of the records; `None` while empty.
+    pub fn version_range(&self) -> Option<(u64, u64)> {
+        let (lo, hi) = (
+            self.versions[0].load(Ordering::Relaxed),
+            self.versions[1].load(Ordering::Relaxed),
+        );
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Records appended so far.
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
+    }
+
+    /// Parts (each with its Bloom filter).
+    pub fn part_count(&self) -> usize {
+        self.parts.load().len()
     }
 
     /// Bytes readable now: every record below this offset is whole and in
@@ -400,6 +429,7 @@ impl LogSegment {
         }
         self.records.fetch_add(1, Ordering::Relaxed);
         self.max_counter.fetch_max(c, Ordering::Relaxed);
+        self.note_version(version);
         self.dirty.store(true, Ordering::Release);
         self.logical.store(end, Ordering::Release);
         if write_through || a.buffer.len() >= WRITE_BUFFER {
