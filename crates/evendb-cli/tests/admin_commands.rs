@@ -39,6 +39,12 @@ fn backup_copies_a_store_that_opens_and_holds_the_data() {
         "{out}"
     );
     assert!(out.ends_with("ok\n"), "{out}");
+    let tables = files(&db).keys().filter(|n| n.ends_with(".tbl")).count();
+    assert!(tables > 0);
+    assert!(
+        out.contains(&format!(", {tables} of them hard-linked tables")),
+        "{out}"
+    );
     assert_eq!(contents(&dest), expected);
     assert_eq!(ok(&dest, &["get", "after-compact"]), "in the log\n");
 

@@ -134,6 +134,12 @@ impl Db {
     /// only while the list of files and their lengths is taken; the bytes
     /// are copied afterwards. The copy opens as an ordinary store.
     ///
+    /// Tables never change once written, so where the storage allows it
+    /// (the real file system, `dest` on the same file system as the store)
+    /// a table is hard-linked into the copy instead of copied: the backup
+    /// then costs the space of the logs only. Log segments, which grow, are
+    /// always copied.
+    ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let dest = tempfile::tempdir().unwrap();
@@ -149,7 +155,22 @@ impl Db {
     /// [`Error::InvalidArgument`] if `dest` exists and is not empty; I/O
     /// errors.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
-        let dest = dest.as_ref();
+        self.backup_at(dest.as_ref(), || ())
+    }
+
+    /// [`Db::backup`], returning a snapshot of exactly the state the copy
+    /// holds, for tests that compare the two.
+    ///
+    /// # Errors
+    /// As [`Db::backup`].
+    #[cfg(feature = "test-hooks")]
+    pub fn backup_with_snapshot(&self, dest: impl AsRef<Path>) -> Result<crate::Snapshot> {
+        self.backup_at(dest.as_ref(), || self.snapshot())
+    }
+
+    /// The backup, calling `at_cut` while puts are paused at the point the
+    /// copy captures.
+    fn backup_at<T>(&self, dest: &Path, at_cut: impl FnOnce() -> T) -> Result<T> {
         let inner = &self.inner;
         let st = inner.storage.as_ref();
         if st.exists(dest).map_err(|e| Error::io(dest, e))?
@@ -161,47 +182,85 @@ impl Db {
             )));
         }
         // With puts paused and rebuild commits held back, capture the
-        // manifest, an open handle and a length for every file.
-        let (manifest, files) = {
+        // manifest, an open handle and a length for every file (once: split
+        // chunks share files).
+        let (manifest, files, cut) = {
             let _no_puts = inner.versions.pause_puts();
             inner.flush_buffers()?;
             let published = inner.published.lock();
             let manifest: Manifest = published.manifest.clone();
-            let mut files: Vec<(String, Arc<dyn StorageFile>, u64)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut files: Vec<Captured> = Vec::new();
             for c in &manifest.chunks {
-                let names = c
+                let tables = c.files.table.map(|n| (TableWriter::file_name(n), true));
+                let logs = c
                     .files
-                    .table
-                    .map(TableWriter::file_name)
-                    .into_iter()
-                    .chain(c.files.logs.iter().map(|&n| LogSegment::file_name(n)));
-                for name in names {
+                    .logs
+                    .iter()
+                    .map(|&n| (LogSegment::file_name(n), false));
+                for (name, table) in tables.into_iter().chain(logs) {
+                    if !seen.insert(name.clone()) {
+                        continue;
+                    }
                     let p = inner.dir.join(&name);
                     let f = st.open(&p).map_err(|e| Error::io(&p, e))?;
                     let len = f.len().map_err(|e| Error::io(&p, e))?;
-                    files.push((name, f, len));
+                    files.push(Captured {
+                        name,
+                        file: f,
+                        len,
+                        table,
+                    });
                 }
             }
-            (manifest, files)
+            (manifest, files, at_cut())
         };
         st.create_dir_all(dest).map_err(|e| Error::io(dest, e))?;
-        const CHUNK: u64 = 1 << 20;
-        for (name, src, len) in &files {
-            let p = dest.join(name);
-            let out = st.create(&p).map_err(|e| Error::io(&p, e))?;
-            let mut off = 0;
-            let mut buf = Vec::new();
-            while off < *len {
-                let n = CHUNK.min(len - off) as usize;
-                buf.resize(n, 0);
-                src.read_at(off, &mut buf)
-                    .map_err(|e| Error::io(inner.dir.join(name), e))?;
-                out.write_at(off, &buf).map_err(|e| Error::io(&p, e))?;
-                off += n as u64;
+        for f in &files {
+            let p = dest.join(&f.name);
+            // A rebuild may have removed the table since (its open handle
+            // still reads it): then it is copied.
+            if f.table && st.hard_link(&inner.dir.join(&f.name), &p).unwrap_or(false) {
+                continue;
             }
-            out.sync().map_err(|e| Error::io(&p, e))?;
+            if st.exists(&p).map_err(|e| Error::io(&p, e))? {
+                // Never truncate what may be a link to the store's own file.
+                return Err(Error::InvalidArgument(format!(
+                    "backup destination {} changed while the backup ran",
+                    dest.display()
+                )));
+            }
+            copy(inner.dir.join(&f.name).as_path(), f, st, &p)?;
         }
         manifest.store(st, dest)?;
-        Ok(())
+        Ok(cut)
     }
+}
+
+/// A file of the store as the backup captured it.
+struct Captured {
+    name: String,
+    file: Arc<dyn StorageFile>,
+    /// The length to copy (a log may grow after the capture).
+    len: u64,
+    /// A table (immutable, may be hard-linked).
+    table: bool,
+}
+
+/// Copies the captured length of `f` (at `src`) into a new file `dest`.
+fn copy(src: &Path, f: &Captured, st: &dyn crate::vfs::Storage, dest: &Path) -> Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let out = st.create(dest).map_err(|e| Error::io(dest, e))?;
+    let mut off = 0;
+    let mut buf = Vec::new();
+    while off < f.len {
+        let n = CHUNK.min(f.len - off) as usize;
+        buf.resize(n, 0);
+        f.file
+            .read_at(off, &mut buf)
+            .map_err(|e| Error::io(src, e))?;
+        out.write_at(off, &buf).map_err(|e| Error::io(dest, e))?;
+        off += n as u64;
+    }
+    out.sync().map_err(|e| Error::io(dest, e))
 }

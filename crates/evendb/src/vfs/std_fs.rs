@@ -63,6 +63,10 @@ impl Storage for StdFs {
         Ok(Arc::new(StdFile(file)))
     }
 
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<bool> {
+        std::fs::hard_link(from, to).map(|()| true)
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
     }
