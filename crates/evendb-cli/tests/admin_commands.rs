@@ -263,3 +263,62 @@ fn compact_keeps_the_data_and_drops_deleted_pairs() {
     assert_eq!(opened[0]["table_entries"], 10);
     assert_eq!(opened[0]["log_bytes"], 0);
 }
+
+#[test]
+fn long_commands_draw_no_progress_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 300);
+    let dump = dir.path().join("all.jsonl");
+    let backup = dir.path().join("backup");
+    let copy = dir.path().join("copy");
+    for (store, args) in [
+        (&db, vec!["verify"]),
+        (&db, vec!["dump", dump.to_str().unwrap()]),
+        (&copy, vec!["load", dump.to_str().unwrap()]),
+        (&db, vec!["backup", backup.to_str().unwrap(), "--verify"]),
+        (&db, vec!["compact"]),
+        (&db, vec!["stats", "--open"]),
+        (&db, vec!["chunks", "--open"]),
+    ] {
+        let r = evendb(store, &args);
+        assert_eq!(r.code, 0, "{args:?}: {r:?}");
+        assert_eq!(r.stderr, "", "{args:?} wrote to a piped stderr");
+    }
+}
+
+/// Runs `evendb ARGS` under a pseudo-terminal (util-linux `script`), or
+/// returns None where that tool is missing.
+fn on_a_terminal(db: &std::path::Path, args: &str) -> Option<String> {
+    let cmd = format!(
+        "{} --db {} {args}",
+        env!("CARGO_BIN_EXE_evendb"),
+        db.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn verify_draws_a_progress_bar_on_a_terminal_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 300);
+    let Some(shown) = on_a_terminal(&db, "verify") else {
+        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        return;
+    };
+    assert!(
+        shown.contains("verifying") && shown.contains("KiB"),
+        "{shown}"
+    );
+    let quiet = on_a_terminal(&db, "verify --quiet").unwrap();
+    assert!(!quiet.contains("verifying"), "{quiet}");
+    assert!(quiet.contains("ok"), "{quiet}");
+}

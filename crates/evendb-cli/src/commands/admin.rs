@@ -117,13 +117,20 @@ fn open_chunks(ctx: &Context, db: &Db) -> Outcome {
 }
 
 fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport> {
-    let bar = ctx
-        .progress
-        .spinner(format!("verifying {}", path.display()));
+    // The bar is made at the first report, which knows the total.
+    let mut bar = None;
     let report = db
-        .verify_integrity()
+        .verify_integrity_with_progress(|done, total| {
+            bar.get_or_insert_with(|| {
+                ctx.progress
+                    .bytes(total, format!("verifying {}", path.display()))
+            })
+            .set_position(done);
+        })
         .map_err(|e| Failure::engine(format_args!("cannot verify {}", path.display()), path, e));
-    bar.finish_and_clear();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     report
 }
 
