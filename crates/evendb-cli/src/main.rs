@@ -49,6 +49,12 @@ struct Cli {
     #[arg(long, short, global = true)]
     quiet: bool,
 
+    /// When the command is done, print to stderr what the engine did for
+    /// it: puts, bytes written, rebuilds, cache hits, memory (as `stats`
+    /// shows them).
+    #[arg(long, global = true)]
+    stats: bool,
+
     /// Log what the engine does to stderr (-v info, -vv debug); RUST_LOG
     /// overrides.
     #[arg(long, short, global = true, action = clap::ArgAction::Count)]
@@ -195,6 +201,7 @@ fn main() -> ExitCode {
             )
             .exit();
     };
+    store::PRINT_STATS.store(cli.stats, std::sync::atomic::Ordering::Relaxed);
     let ctx = commands::Context {
         db,
         input: if cli.hex {

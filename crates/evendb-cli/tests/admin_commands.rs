@@ -322,3 +322,29 @@ fn verify_draws_a_progress_bar_on_a_terminal_unless_quiet() {
     assert!(!quiet.contains("verifying"), "{quiet}");
     assert!(quiet.contains("ok"), "{quiet}");
 }
+
+#[test]
+fn the_stats_flag_prints_what_the_engine_did_for_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    let input = dir.path().join("pairs.tsv");
+    let lines: String = (0..2000)
+        .map(|i| format!("key|{i:05}\tvalue {i}\n"))
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let r = evendb(&db, &["load", input.to_str().unwrap(), "--stats"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("loaded 2000 pairs"), "{r:?}");
+    assert!(
+        r.stderr.starts_with(&format!(
+            "engine figures for {} during this command:\n",
+            db.display()
+        )),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("2000 puts, 0 deletes"), "{r:?}");
+    assert!(r.stderr.contains("write amplification"), "{r:?}");
+    // Without the flag, stderr stays empty.
+    let r = evendb(&db, &["get", "key|00007"]);
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("value 7\n", ""));
+}

@@ -197,6 +197,10 @@ stats! {
         put_rebuild_waits,
         /// Time puts spent rebuilding chunks themselves, in microseconds.
         put_rebuild_wait_micros,
+        /// Maintenance tasks run by the put or get that needed them, because the store has no maintenance threads.
+        inline_tasks,
+        /// Time spent in maintenance tasks run in line, in microseconds.
+        inline_task_micros,
         /// Bytes cut off torn log tails when funks were opened.
         torn_tail_bytes,
         /// Funks opened (they open lazily, on first use).

@@ -108,11 +108,13 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
     }
 }
 
-/// Writes one line to standard output.
+/// Writes one line to standard output, whole (so it never interleaves
+/// with a line on stderr).
 pub fn write_line(args: std::fmt::Arguments<'_>) -> Outcome {
-    let mut out = io::stdout().lock();
-    out.write_fmt(args)
-        .and_then(|()| out.write_all(b"\n"))
+    let line = format!("{args}\n");
+    io::stdout()
+        .lock()
+        .write_all(line.as_bytes())
         .map_err(|e| Failure::stdout(&e))
 }
 

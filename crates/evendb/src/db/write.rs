@@ -183,7 +183,12 @@ impl DbInner {
     /// maintenance threads.
     pub(crate) fn schedule(&self, chunk: &std::sync::Arc<Chunk>, bits: u8) -> Result<()> {
         if self.opts.maintenance_threads == 0 {
-            return crate::maintenance::run_task(self, chunk, bits);
+            let since = Instant::now();
+            let done = crate::maintenance::run_task(self, chunk, bits);
+            let c = self.counters.local();
+            stats::add(&c.inline_tasks, 1);
+            stats::add(&c.inline_task_micros, stats::micros(since));
+            return done;
         }
         if chunk.mark_queued(bits) {
             self.maintenance.push(chunk.clone(), bits);

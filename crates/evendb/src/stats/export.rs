@@ -291,6 +291,14 @@ impl fmt::Display for Stats {
             s.put_rebuild_waits,
             Micros(s.put_rebuild_wait_micros)
         )?;
+        if s.inline_tasks > 0 {
+            writeln!(
+                f,
+                "in line      {} maintenance tasks run by puts and gets themselves (no maintenance threads), {}",
+                s.inline_tasks,
+                Micros(s.inline_task_micros)
+            )?;
+        }
         write!(
             f,
             "snapshots    {} active, {} held over {} s",
