@@ -49,6 +49,12 @@ struct Cli {
     #[arg(long, short, global = true)]
     quiet: bool,
 
+    /// When the command is done, print to stderr what the engine did for
+    /// it: puts, bytes written, rebuilds, cache hits, memory (as `stats`
+    /// shows them).
+    #[arg(long, global = true)]
+    stats: bool,
+
     /// Log what the engine does to stderr (-v info, -vv debug); RUST_LOG
     /// overrides.
     #[arg(long, short, global = true, action = clap::ArgAction::Count)]
@@ -130,11 +136,22 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Print the store's size and the engine's counters.
+    /// Print the store's size and the engine's statistics.
+    ///
+    /// The engine keeps its figures in memory from the moment a store is
+    /// opened, so those printed here describe this command's own open of the
+    /// store (an application reads its live figures with `Db::stats`).
     Stats {
-        /// Print one JSON object.
-        #[arg(long)]
+        /// Print one JSON object (same as --format json).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: commands::StatsFormat,
+        /// Open every chunk first (reads each table's index and replays
+        /// each log), so memory and torn-tail figures cover the whole store.
+        #[arg(long)]
+        open: bool,
     },
     /// Read and check every file of the store; exit code 3 if anything is
     /// wrong.
@@ -184,6 +201,7 @@ fn main() -> ExitCode {
             )
             .exit();
     };
+    store::PRINT_STATS.store(cli.stats, std::sync::atomic::Ordering::Relaxed);
     let ctx = commands::Context {
         db,
         input: if cli.hex {

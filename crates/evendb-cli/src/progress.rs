@@ -40,6 +40,18 @@ impl Progress {
         bar
     }
 
+    /// A bar over `total` items.
+    pub fn items(&self, total: u64, message: impl Into<String>) -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(Some(total), self.target());
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {human_pos}/{human_len} ({eta} left)")
+                .expect("constant template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(message.into());
+        bar
+    }
+
     /// A spinner for work of unknown length; it ticks by itself.
     pub fn spinner(&self, message: impl Into<String>) -> ProgressBar {
         let bar = ProgressBar::with_draw_target(None, self.target());

@@ -14,6 +14,34 @@
 use crate::failure::{Failure, Outcome};
 use evendb::{Db, Options};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `--stats`: every store the command opened prints the engine's
+/// figures to stderr when the command is done with it.
+pub static PRINT_STATS: AtomicBool = AtomicBool::new(false);
+
+/// An open store (derefs to [`Db`]); see [`PRINT_STATS`].
+#[derive(Debug)]
+pub struct Store(Db);
+
+impl std::ops::Deref for Store {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        &self.0
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if PRINT_STATS.load(Ordering::Relaxed) {
+            eprintln!(
+                "engine figures for {} during this command:\n{}",
+                self.0.path().display(),
+                self.0.stats().to_string().trim_end()
+            );
+        }
+    }
+}
 
 /// Whether a command may create the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +53,7 @@ pub enum Create {
 }
 
 /// Opens the store at `path`.
-pub fn open(path: &Path, create: Create) -> Outcome<Db> {
+pub fn open(path: &Path, create: Create) -> Outcome<Store> {
     if create == Create::Never {
         check_is_store(path)?;
     }
@@ -34,6 +62,7 @@ pub fn open(path: &Path, create: Create) -> Outcome<Db> {
         .create_if_missing(create == Create::IfMissing)
         .maintenance_threads(0)
         .open(path)
+        .map(Store)
         .map_err(|e| {
             Failure::engine(
                 format_args!("cannot open the store at {}", path.display()),

@@ -39,6 +39,12 @@ fn backup_copies_a_store_that_opens_and_holds_the_data() {
         "{out}"
     );
     assert!(out.ends_with("ok\n"), "{out}");
+    let tables = files(&db).keys().filter(|n| n.ends_with(".tbl")).count();
+    assert!(tables > 0);
+    assert!(
+        out.contains(&format!(", {tables} of them hard-linked tables")),
+        "{out}"
+    );
     assert_eq!(contents(&dest), expected);
     assert_eq!(ok(&dest, &["get", "after-compact"]), "in the log\n");
 
@@ -110,31 +116,133 @@ fn chunks_partition_the_key_space_and_open_reports_entries() {
         table.lines().filter(|l| l.contains("key|")).count(),
         list.len()
     );
+    assert!(table.ends_with("pass --open)\n"), "{table}");
 }
 
 #[test]
-fn stats_lists_every_engine_counter_and_the_store_size() {
+fn chunks_show_log_length_filters_munks_and_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 200);
+    // Two more opens, each writing a pair to the log: the log's versions
+    // come from two epochs, later than the table's.
+    ok(&db, &["put", "key|00001", "again"]);
+    ok(&db, &["put", "key|00002", "again"]);
+    let opened: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["chunks", "--json", "--open"])).unwrap();
+    let chunks = opened.as_array().unwrap();
+    let records: u64 = chunks
+        .iter()
+        .map(|c| c["log_records"].as_u64().unwrap())
+        .sum();
+    assert_eq!(records, 2, "{opened:#}");
+    let first = &chunks[0];
+    let (lo, hi) = (
+        first["log_min_version"].as_u64().unwrap(),
+        first["log_max_version"].as_u64().unwrap(),
+    );
+    assert!(lo < hi && lo >> 40 < hi >> 40, "two epochs: {first}");
+    assert!(first["max_version"].as_u64().unwrap() < lo, "{first}");
+    assert!(first["log_parts"].as_u64().unwrap() >= 1);
+    assert!(first["filter_bytes"].as_u64().unwrap() > 0);
+    assert!(first["munk_bytes"].is_null(), "the tool loads no munks");
+
+    let table = ok(&db, &["chunks", "--open"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "id", "min_key", "end_key", "table", "entries", "log", "records", "segs", "filters",
+            "munk", "versions"
+        ]
+    );
+    let row = table.lines().nth(1).unwrap();
+    let epoch = |v: u64| v >> 40;
+    assert!(
+        row.contains(&format!("{}.", epoch(lo))) && row.contains(&format!("{}.", epoch(hi))),
+        "{table}"
+    );
+    assert!(!table.contains("pass --open"), "{table}");
+}
+
+#[test]
+fn stats_shows_the_store_size_and_every_engine_figure_in_each_format() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store");
     store_with_tables(&db, 100);
-    let json: serde_json::Value = serde_json::from_str(&ok(&db, &["stats", "--json"])).unwrap();
-    let names: Vec<&str> = evendb::Stats::default()
-        .fields()
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for name in &names {
-        assert!(
-            json["counters"].get(*name).is_some(),
-            "counter {name} missing: {json}"
-        );
+    let before = files(&db);
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&db, &["stats", "--json", "--open"])).unwrap();
+    let figures = evendb::Stats::default();
+    for (name, _) in figures.fields() {
+        assert!(json["engine"][name].is_u64(), "{name} missing: {json}");
+    }
+    for (name, _) in figures.derived() {
+        assert!(json["engine"][name].is_number(), "{name} missing: {json}");
     }
     assert!(json["table_bytes"].as_u64().unwrap() > 0);
-    assert_eq!(json["chunks"], json["counters"]["chunks"]);
+    assert_eq!(json["chunks"], json["engine"]["chunks"]);
+    assert!(
+        json["engine"]["funks_opened"].as_u64().unwrap() > 0,
+        "--open opens every chunk: {json}"
+    );
+    assert!(json["engine"]["memory_indexes"].as_u64().unwrap() > 0);
+
     let human = ok(&db, &["stats"]);
-    for name in names {
-        assert!(human.contains(name), "{human}");
+    for label in [
+        "size ",
+        "operations",
+        "rebuilds",
+        "funk rebalance",
+        "munks ",
+        "row cache",
+        "log filters",
+        "memory",
+        "put waits",
+        "snapshots",
+    ] {
+        assert!(human.contains(label), "{label} missing:\n{human}");
     }
+    assert!(
+        human.contains(&format!("{} chunks", json["chunks"])),
+        "{human}"
+    );
+
+    let text = ok(&db, &["stats", "--format", "prometheus"]);
+    let mut samples = 0;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let (kw, rest) = rest.split_once(' ').unwrap();
+            assert!(kw == "HELP" || kw == "TYPE", "{line}");
+            assert!(rest.starts_with("evendb_"), "{line}");
+            continue;
+        }
+        let (name, value) = line.split_once(' ').expect("name value");
+        assert!(
+            name.starts_with("evendb_")
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        value.parse::<f64>().expect("numeric sample");
+        samples += 1;
+    }
+    assert_eq!(
+        samples,
+        figures.fields().len() + figures.derived().len() + 3,
+        "every figure, derived figure and store size: {text}"
+    );
+    assert!(text.contains(&format!(
+        "\nevendb_store_table_bytes {}\n",
+        json["table_bytes"]
+    )));
+
+    // Looking changes no pair (the open rewrites only the MANIFEST).
+    let after = files(&db);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -154,4 +262,89 @@ fn compact_keeps_the_data_and_drops_deleted_pairs() {
         serde_json::from_str(&ok(&db, &["chunks", "--json", "--open"])).unwrap();
     assert_eq!(opened[0]["table_entries"], 10);
     assert_eq!(opened[0]["log_bytes"], 0);
+}
+
+#[test]
+fn long_commands_draw_no_progress_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 300);
+    let dump = dir.path().join("all.jsonl");
+    let backup = dir.path().join("backup");
+    let copy = dir.path().join("copy");
+    for (store, args) in [
+        (&db, vec!["verify"]),
+        (&db, vec!["dump", dump.to_str().unwrap()]),
+        (&copy, vec!["load", dump.to_str().unwrap()]),
+        (&db, vec!["backup", backup.to_str().unwrap(), "--verify"]),
+        (&db, vec!["compact"]),
+        (&db, vec!["stats", "--open"]),
+        (&db, vec!["chunks", "--open"]),
+    ] {
+        let r = evendb(store, &args);
+        assert_eq!(r.code, 0, "{args:?}: {r:?}");
+        assert_eq!(r.stderr, "", "{args:?} wrote to a piped stderr");
+    }
+}
+
+/// Runs `evendb ARGS` under a pseudo-terminal (util-linux `script`), or
+/// returns None where that tool is missing.
+fn on_a_terminal(db: &std::path::Path, args: &str) -> Option<String> {
+    let cmd = format!(
+        "{} --db {} {args}",
+        env!("CARGO_BIN_EXE_evendb"),
+        db.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn verify_draws_a_progress_bar_on_a_terminal_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 300);
+    let Some(shown) = on_a_terminal(&db, "verify") else {
+        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        return;
+    };
+    assert!(
+        shown.contains("verifying") && shown.contains("KiB"),
+        "{shown}"
+    );
+    let quiet = on_a_terminal(&db, "verify --quiet").unwrap();
+    assert!(!quiet.contains("verifying"), "{quiet}");
+    assert!(quiet.contains("ok"), "{quiet}");
+}
+
+#[test]
+fn the_stats_flag_prints_what_the_engine_did_for_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    let input = dir.path().join("pairs.tsv");
+    let lines: String = (0..2000)
+        .map(|i| format!("key|{i:05}\tvalue {i}\n"))
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let r = evendb(&db, &["load", input.to_str().unwrap(), "--stats"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("loaded 2000 pairs"), "{r:?}");
+    assert!(
+        r.stderr.starts_with(&format!(
+            "engine figures for {} during this command:\n",
+            db.display()
+        )),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("2000 puts, 0 deletes"), "{r:?}");
+    assert!(r.stderr.contains("write amplification"), "{r:?}");
+    // Without the flag, stderr stays empty.
+    let r = evendb(&db, &["get", "key|00007"]);
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("value 7\n", ""));
 }

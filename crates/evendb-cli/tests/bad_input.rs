@@ -96,11 +96,13 @@ fn a_store_held_open_by_another_process_is_locked() {
     assert_eq!(ok(&db, &["get", "k"]), "v\n");
 }
 
-/// Files of a store with the MANIFEST's epoch and checksum blanked: every
-/// open writes epoch + 1 there (the engine has no read-only open), and
-/// nothing else may change.
+/// Files of a store less what every open changes (the engine has no
+/// read-only open): the MANIFEST's epoch and checksum are blanked (each open
+/// writes epoch + 1) and CHECKPOINT is left out (each open records the new
+/// epoch there). Nothing else may change.
 fn files_but_epoch(db: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
     let mut f = files(db);
+    f.remove("CHECKPOINT");
     let m = f.get_mut("MANIFEST").unwrap();
     let n = m.len();
     m[16..24].fill(0);
@@ -184,4 +186,48 @@ fn a_corrupt_manifest_stops_every_command_and_is_left_as_is() {
         );
         assert_eq!(files(&db), before, "{args:?} changed the store");
     }
+}
+
+#[test]
+fn a_damaged_log_record_before_valid_ones_is_reported_and_not_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for i in 0..5 {
+        ok(&db, &["put", &format!("k{i}"), "value"]);
+    }
+    let log = files(&db)
+        .into_keys()
+        .find(|n| n.ends_with(".log"))
+        .expect("puts wrote a log");
+    let path = db.join(&log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[40] ^= 0xff; // the key of the first record: its body checksum fails
+    std::fs::write(&path, &bytes).unwrap();
+    let before = files_but_epoch(&db);
+
+    for args in [&["get", "k1"][..], &["scan"], &["stats", "--open"]] {
+        let r = evendb(&db, args);
+        assert_eq!(r.code, 3, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains(&format!(
+                "corrupt data in {} at offset 0: damaged log record followed by valid records",
+                path.display()
+            )),
+            "{args:?}: {r:?}"
+        );
+        assert!(r.stderr.contains("hint: run `evendb --db"), "{r:?}");
+        assert_eq!(
+            files_but_epoch(&db),
+            before,
+            "{args:?} cut the log as if its tail were torn"
+        );
+    }
+    let r = evendb(&db, &["verify", "--json"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert!(
+        report["problems"][0].as_str().unwrap().contains(&log),
+        "{report}"
+    );
 }

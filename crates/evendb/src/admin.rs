@@ -32,6 +32,14 @@ pub struct ChunkInfo {
     pub log_segments: usize,
     /// Largest version in the table, if open.
     pub max_version: Option<u64>,
+    /// Records in the log segments, if open.
+    pub log_records: Option<u64>,
+    /// Smallest and largest version of the log records, if open and the
+    /// logs hold any.
+    pub log_versions: Option<(u64, u64)>,
+    /// Parts the log segments are cut into, each with a Bloom filter of
+    /// its keys, if open.
+    pub log_parts: Option<usize>,
     /// Memory of the chunk's munk, if it has one.
     pub munk_bytes: Option<u64>,
     /// Keys in the chunk's munk, if it has one.
@@ -69,6 +77,12 @@ impl Db {
                     log_bytes: f.log_bytes(),
                     log_segments: f.logs().count(),
                     max_version: f.table.as_ref().map(|t| t.footer.max_version),
+                    log_records: Some(f.logs().map(|l| l.records()).sum()),
+                    log_versions: f
+                        .logs()
+                        .filter_map(|l| l.version_range())
+                        .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h))),
+                    log_parts: Some(f.logs().map(|l| l.part_count()).sum()),
                     munk_bytes,
                     munk_keys,
                     filter_bytes: f.logs().map(|l| l.filter_bytes()).sum(),
@@ -100,6 +114,9 @@ impl Db {
                         log_bytes,
                         log_segments: files.logs.len(),
                         max_version: None,
+                        log_records: None,
+                        log_versions: None,
+                        log_parts: None,
                         munk_bytes,
                         munk_keys,
                         filter_bytes: 0,
@@ -114,9 +131,17 @@ impl Db {
 
     /// Copies a consistent image of the live store into the new directory
     /// `dest` (which must not exist or be empty): every put completed before
-    /// the call is in the copy, none started after it. Writers are paused
-    /// only while the list of files and their lengths is taken; the bytes
-    /// are copied afterwards. The copy opens as an ordinary store.
+    /// the call is in the copy, none started after it. Writers are never
+    /// paused: the copy is cut at a snapshot version taken at the call (its
+    /// recovery table hides the records of later puts that copied logs
+    /// hold), and the bytes are copied after the list of files and their
+    /// lengths is taken. The copy opens as an ordinary store.
+    ///
+    /// Tables never change once written, so where the storage allows it
+    /// (the real file system, `dest` on the same file system as the store)
+    /// a table is hard-linked into the copy instead of copied: the backup
+    /// then costs the space of the logs only. Log segments, which grow, are
+    /// always copied.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -133,7 +158,25 @@ impl Db {
     /// [`Error::InvalidArgument`] if `dest` exists and is not empty; I/O
     /// errors.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
-        let dest = dest.as_ref();
+        self.backup_at(dest.as_ref(), drop)
+    }
+
+    /// [`Db::backup`], returning a snapshot of exactly the state the copy
+    /// holds, for tests that compare the two.
+    ///
+    /// # Errors
+    /// As [`Db::backup`].
+    #[cfg(feature = "test-hooks")]
+    pub fn backup_with_snapshot(&self, dest: impl AsRef<Path>) -> Result<crate::Snapshot> {
+        self.backup_at(dest.as_ref(), |g| crate::Snapshot::new(Arc::new(g)))
+    }
+
+    /// The backup, handing `at_cut` the snapshot the copy is cut at.
+    fn backup_at<T>(
+        &self,
+        dest: &Path,
+        at_cut: impl FnOnce(crate::scan::SnapshotGuard) -> T,
+    ) -> Result<T> {
         let inner = &self.inner;
         let st = inner.storage.as_ref();
         if st.exists(dest).map_err(|e| Error::io(dest, e))?
@@ -148,56 +191,94 @@ impl Db {
         // log or its log's buffer, and rebuilds keep what a reader at `v`
         // needs. Puts go on meanwhile; the copy hides what came after `v`
         // (below). With rebuild commits held back, capture the manifest,
-        // an open handle and a length for every file.
+        // an open handle and a length for every file (once: split chunks
+        // share files).
         let snap = crate::scan::SnapshotGuard::new(inner.clone(), &[], None);
         let v = snap.version;
         let (mut manifest, files) = {
             inner.flush_buffers()?;
             let published = inner.published.lock();
             let manifest: Manifest = published.manifest.clone();
-            let mut files: Vec<(String, Arc<dyn StorageFile>, u64)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut files: Vec<Captured> = Vec::new();
             for c in &manifest.chunks {
-                let names = c
+                let tables = c.files.table.map(|n| (TableWriter::file_name(n), true));
+                let logs = c
                     .files
-                    .table
-                    .map(TableWriter::file_name)
-                    .into_iter()
-                    .chain(c.files.logs.iter().map(|&n| LogSegment::file_name(n)));
-                for name in names {
+                    .logs
+                    .iter()
+                    .map(|&n| (LogSegment::file_name(n), false));
+                for (name, table) in tables.into_iter().chain(logs) {
+                    if !seen.insert(name.clone()) {
+                        continue;
+                    }
                     let p = inner.dir.join(&name);
                     let f = st.open(&p).map_err(|e| Error::io(&p, e))?;
                     let len = f.len().map_err(|e| Error::io(&p, e))?;
-                    files.push((name, f, len));
+                    files.push(Captured {
+                        name,
+                        file: f,
+                        len,
+                        table,
+                    });
                 }
             }
             (manifest, files)
         };
-        drop(snap);
+        let cut = at_cut(snap);
         // The copy's recovery table cuts the running epoch at `v`: records
         // of later puts that the copied logs hold are never read there.
         manifest.cuts.push((manifest.epoch, v));
         st.create_dir_all(dest).map_err(|e| Error::io(dest, e))?;
-        const CHUNK: u64 = 1 << 20;
-        for (name, src, len) in &files {
-            let p = dest.join(name);
-            let out = st.create(&p).map_err(|e| Error::io(&p, e))?;
-            let mut off = 0;
-            let mut buf = Vec::new();
-            while off < *len {
-                let n = CHUNK.min(len - off) as usize;
-                buf.resize(n, 0);
-                src.read_at(off, &mut buf)
-                    .map_err(|e| Error::io(inner.dir.join(name), e))?;
-                out.write_at(off, &buf).map_err(|e| Error::io(&p, e))?;
-                off += n as u64;
+        for f in &files {
+            let p = dest.join(&f.name);
+            // A rebuild may have removed the table since (its open handle
+            // still reads it): then it is copied.
+            if f.table && st.hard_link(&inner.dir.join(&f.name), &p).unwrap_or(false) {
+                continue;
             }
-            out.sync().map_err(|e| Error::io(&p, e))?;
+            if st.exists(&p).map_err(|e| Error::io(&p, e))? {
+                // Never truncate what may be a link to the store's own file.
+                return Err(Error::InvalidArgument(format!(
+                    "backup destination {} changed while the backup ran",
+                    dest.display()
+                )));
+            }
+            copy(inner.dir.join(&f.name).as_path(), f, st, &p)?;
         }
         // The copy's epoch is whole up to its cut: its checkpoint says so,
         // so opening it cuts nothing more.
         let (checkpoint, _, _) = CheckpointFile::open(st, dest)?;
         checkpoint.record(manifest.epoch, last_version(manifest.epoch))?;
         manifest.store(st, dest)?;
-        Ok(())
+        Ok(cut)
     }
+}
+
+/// A file of the store as the backup captured it.
+struct Captured {
+    name: String,
+    file: Arc<dyn StorageFile>,
+    /// The length to copy (a log may grow after the capture).
+    len: u64,
+    /// A table (immutable, may be hard-linked).
+    table: bool,
+}
+
+/// Copies the captured length of `f` (at `src`) into a new file `dest`.
+fn copy(src: &Path, f: &Captured, st: &dyn crate::vfs::Storage, dest: &Path) -> Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let out = st.create(dest).map_err(|e| Error::io(dest, e))?;
+    let mut off = 0;
+    let mut buf = Vec::new();
+    while off < f.len {
+        let n = CHUNK.min(f.len - off) as usize;
+        buf.resize(n, 0);
+        f.file
+            .read_at(off, &mut buf)
+            .map_err(|e| Error::io(src, e))?;
+        out.write_at(off, &buf).map_err(|e| Error::io(dest, e))?;
+        off += n as u64;
+    }
+    out.sync().map_err(|e| Error::io(dest, e))
 }

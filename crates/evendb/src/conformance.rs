@@ -247,7 +247,11 @@ fn funk_of_table_and_log_conforms() {
             recovery: &recovery,
         };
         for p in probes() {
-            let got = funk.get(&p, view).unwrap().0.and_then(|e| e.value);
+            let got = funk
+                .get(&p, view, &mut Default::default())
+                .unwrap()
+                .0
+                .and_then(|e| e.value);
             assert_eq!(got.as_ref(), model.get(&p), "funk get {p:?}");
         }
     }

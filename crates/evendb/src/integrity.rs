@@ -48,11 +48,34 @@ impl Db {
     /// # Errors
     /// Only I/O errors that stop the check itself (listing the directory).
     pub fn verify_integrity(&self) -> Result<IntegrityReport> {
-        verify(&self.inner)
+        verify(&self.inner, &mut |_, _| {})
+    }
+
+    /// [`Db::verify_integrity`], calling `progress(done, total)` after each
+    /// file with the bytes checked so far and the bytes to check in all
+    /// (for a progress bar).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("k", "v")?;
+    /// let mut last = (0, 0);
+    /// assert!(db.verify_integrity_with_progress(|done, total| last = (done, total))?.is_ok());
+    /// assert_eq!(last.0, last.1);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Db::verify_integrity`].
+    pub fn verify_integrity_with_progress(
+        &self,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<IntegrityReport> {
+        verify(&self.inner, &mut progress)
     }
 }
 
-fn verify(inner: &DbInner) -> Result<IntegrityReport> {
+fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<IntegrityReport> {
     let mut r = IntegrityReport::default();
     let manifest = inner.published.lock().manifest.clone();
     let st = inner.storage.as_ref();
@@ -69,6 +92,29 @@ fn verify(inner: &DbInner) -> Result<IntegrityReport> {
         r.problems
             .push("chunks do not partition the key space".into());
     }
+    // Sizes for progress only: a file that cannot be read counts as empty
+    // here and is reported by its check below.
+    let size = |name: String| {
+        let p = dir.join(name);
+        st.open(&p).and_then(|f| f.len()).unwrap_or(0)
+    };
+    let sizes: std::collections::HashMap<u64, u64> = manifest
+        .chunks
+        .iter()
+        .flat_map(|c| {
+            let table = c.files.table.map(|n| (n, TableWriter::file_name(n)));
+            let logs = c.files.logs.iter().map(|&n| (n, LogSegment::file_name(n)));
+            table.into_iter().chain(logs).collect::<Vec<_>>()
+        })
+        .map(|(n, name)| (n, size(name)))
+        .collect();
+    let total: u64 = sizes.values().sum();
+    let mut done = 0;
+    let mut checked = |n: u64, progress: &mut dyn FnMut(u64, u64)| {
+        done += sizes.get(&n).copied().unwrap_or(0);
+        progress(done.min(total), total);
+    };
+    progress(0, total);
     let mut checked_tables = HashSet::new();
     let mut checked_logs = HashSet::new();
     for c in &manifest.chunks {
@@ -81,6 +127,7 @@ fn verify(inner: &DbInner) -> Result<IntegrityReport> {
                 }
                 Err(e) => r.problems.push(format!("chunk {}: {e}", c.id)),
             }
+            checked(n, progress);
         }
         for &n in &c.files.logs {
             if !checked_logs.insert(n) {
@@ -99,6 +146,7 @@ fn verify(inner: &DbInner) -> Result<IntegrityReport> {
                 }
                 Err(e) => r.problems.push(format!("chunk {}: {e}", c.id)),
             }
+            checked(n, progress);
         }
     }
     let live: HashSet<u64> = manifest.live_files().collect();

@@ -1,135 +1,357 @@
-//! Counters the engine keeps, and the public [`Stats`] view of them.
+//! Counters the engine keeps, and the public [`Stats`] view of them in three
+//! forms: a human table (`Display`), JSON ([`Stats::to_json`]) and the
+//! Prometheus text exposition format ([`Stats::to_prometheus`]).
+//!
+//! Invariants:
+//! - Counters are striped (see [`Counters`]): each thread adds to its own
+//!   stripe with Relaxed atomics; a [`Stats`] sums the stripes (maxima take
+//!   the largest). The figures are for people and dashboards, never used to
+//!   publish data, so Relaxed is enough; a `Stats` taken while the store is
+//!   busy may show one counter updated and a related one not yet.
+//! - Every figure is declared once, in the `stats!` invocation below, which
+//!   generates the stripe, the public struct, the by-name list and the help
+//!   texts, so the forms never drift apart.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
-/// Declares the engine's counters once: the atomic set, the public view,
-/// and the by-name list, so the three never drift apart.
-macro_rules! counters {
-    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+/// How a figure behaves over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Only grows while the store is open (reset at open).
+    Counter,
+    /// Goes up and down (a level, or a maximum so far).
+    Gauge,
+}
+
+mod export;
+
+/// One figure's name, kind and help text.
+struct Field {
+    name: &'static str,
+    kind: Kind,
+    help: &'static str,
+}
+
+/// Declares every figure once: striped counters (summed), striped maxima,
+/// and counters and gauges filled in when a [`Stats`] is taken.
+macro_rules! stats {
+    (
+        counters { $( $(#[doc = $cdoc:literal])* $counter:ident, )* }
+        maxima { $( $(#[doc = $mdoc:literal])* $max:ident, )* }
+        totals { $( $(#[doc = $tdoc:literal])* $total:ident, )* }
+        gauges { $( $(#[doc = $gdoc:literal])* $gauge:ident, )* }
+    ) => {
         /// One thread's share of the counters (see [`Counters`]).
         #[derive(Debug, Default)]
         pub(crate) struct Stripe {
-            $( pub $name: AtomicU64, )*
+            $( pub $counter: AtomicU64, )*
+            $( pub $max: AtomicU64, )*
         }
 
         impl Stripe {
             fn add_to(&self, s: &mut Stats) {
-                $( s.$name += self.$name.load(Ordering::Relaxed); )*
+                $( s.$counter += self.$counter.load(Ordering::Relaxed); )*
+                $( s.$max = s.$max.max(self.$max.load(Ordering::Relaxed)); )*
             }
         }
 
-        /// A point-in-time view of the store's counters, memory and state.
+        /// A point-in-time view of the store's counters, memory and state,
+        /// from [`Db::stats`](crate::Db::stats).
+        ///
+        /// Counters start at zero when the store is opened. Durations are in
+        /// microseconds, sizes in bytes. The derived figures (hit rates,
+        /// write amplification) are methods. `Display` prints a compact
+        /// table; [`Stats::to_json`] and [`Stats::to_prometheus`] give the
+        /// machine forms.
+        ///
+        /// ```
+        /// # let dir = tempfile::tempdir().unwrap();
+        /// let db = evendb::Db::open(dir.path())?;
+        /// db.put("k", "v")?;
+        /// let s = db.stats();
+        /// assert_eq!(s.puts, 1);
+        /// assert!(s.write_amplification() > 1.0);
+        /// println!("{s}");
+        /// # Ok::<(), evendb::Error>(())
+        /// ```
         #[derive(Debug, Clone, Default, PartialEq, Eq)]
         #[non_exhaustive]
         pub struct Stats {
-            $( $(#[$doc])* pub $name: u64, )*
-            /// Chunks in the store.
-            pub chunks: u64,
-            /// Chunks that have a munk (are held in memory).
-            pub munks: u64,
-            /// Snapshots and scans holding old versions.
-            pub active_snapshots: u64,
-            /// The memory budget ([`Options::memory_budget`](crate::Options::memory_budget)).
-            pub memory_budget: u64,
-            /// Memory charged to the budget now.
-            pub memory_used: u64,
-            /// The most memory charged to the budget at any time.
-            pub memory_peak: u64,
-            /// Memory of munks.
-            pub memory_munks: u64,
-            /// Memory of the row cache.
-            pub memory_row_cache: u64,
-            /// Memory of Bloom filters over log parts.
-            pub memory_filters: u64,
-            /// Memory of table block indexes.
-            pub memory_indexes: u64,
-            /// Gets answered by the row cache.
-            pub row_cache_hits: u64,
-            /// Row-cache lookups that missed.
-            pub row_cache_misses: u64,
+            $( $(#[doc = $cdoc])* pub $counter: u64, )*
+            $( $(#[doc = $mdoc])* pub $max: u64, )*
+            $( $(#[doc = $tdoc])* pub $total: u64, )*
+            $( $(#[doc = $gdoc])* pub $gauge: u64, )*
         }
 
+        /// Every figure's name, kind and help, in declaration order.
+        const FIELDS: &[Field] = &[
+            $( Field { name: stringify!($counter), kind: Kind::Counter, help: concat!($($cdoc),*) }, )*
+            $( Field { name: stringify!($max), kind: Kind::Gauge, help: concat!($($mdoc),*) }, )*
+            $( Field { name: stringify!($total), kind: Kind::Counter, help: concat!($($tdoc),*) }, )*
+            $( Field { name: stringify!($gauge), kind: Kind::Gauge, help: concat!($($gdoc),*) }, )*
+        ];
+
         impl Stats {
-            /// Every figure by name, for reports and exporters.
+            /// Every figure by name, in a fixed order, for reports and
+            /// exporters. The derived figures are not included.
             pub fn fields(&self) -> Vec<(&'static str, u64)> {
                 vec![
-                    $( (stringify!($name), self.$name), )*
-                    ("chunks", self.chunks),
-                    ("munks", self.munks),
-                    ("active_snapshots", self.active_snapshots),
-                    ("memory_budget", self.memory_budget),
-                    ("memory_used", self.memory_used),
-                    ("memory_peak", self.memory_peak),
-                    ("memory_munks", self.memory_munks),
-                    ("memory_row_cache", self.memory_row_cache),
-                    ("memory_filters", self.memory_filters),
-                    ("memory_indexes", self.memory_indexes),
-                    ("row_cache_hits", self.row_cache_hits),
-                    ("row_cache_misses", self.row_cache_misses),
+                    $( (stringify!($counter), self.$counter), )*
+                    $( (stringify!($max), self.$max), )*
+                    $( (stringify!($total), self.$total), )*
+                    $( (stringify!($gauge), self.$gauge), )*
                 ]
             }
         }
     };
 }
 
-counters! {
-    /// Puts completed (deletes not included).
-    puts,
-    /// Deletes completed.
-    deletes,
-    /// Gets served (snapshot gets included).
-    gets,
-    /// Gets answered from a munk.
-    gets_munk,
-    /// Gets answered from the row cache.
-    gets_row_cache,
-    /// Gets answered from a log record on disk.
-    gets_log,
-    /// Gets answered from a table on disk.
-    gets_table,
-    /// Gets of munk-less chunks that found nothing.
-    gets_absent,
-    /// Scans started.
-    scans,
-    /// Chunks scans read from a munk.
-    scan_chunks_munk,
-    /// Chunks scans read from disk (table and logs).
-    scan_chunks_funk,
-    /// Key and value bytes of puts and deletes.
-    user_bytes_written,
-    /// Bytes appended to logs by puts and deletes (headers included).
-    log_bytes_written,
-    /// Bytes of tables written by rebalances, splits and merges.
-    table_bytes_written,
-    /// Funk rebalances (a chunk's data written as a new table).
-    rebalances,
-    /// Chunk splits.
-    splits,
-    /// Chunk merges.
-    merges,
-    /// Time spent in funk rebalances, splits and merges, in microseconds.
-    rebuild_micros,
-    /// Munks loaded from disk.
-    munk_loads,
-    /// Munks evicted to stay within the memory budget.
-    munk_evictions,
-    /// Munk rebalances (in-memory compactions).
-    munk_rebalances,
-    /// Bytes cut off torn log tails when funks were opened.
-    torn_tail_bytes,
-    /// Funks opened (they open lazily, on first use).
-    funks_opened,
-    /// fsyncs of log segments.
-    log_syncs,
-    /// Checkpoints recorded (`Buffered` durability).
-    checkpoints,
-    /// Checkpoint slots found invalid at open (torn at a crash, or damaged;
-    /// the other copy was used).
-    checkpoint_slots_invalid,
+stats! {
+    counters {
+        /// Puts completed (deletes not included).
+        puts,
+        /// Deletes completed.
+        deletes,
+        /// Gets served (snapshot gets included).
+        gets,
+        /// Gets answered from a munk.
+        gets_munk,
+        /// Gets answered from the row cache.
+        gets_row_cache,
+        /// Gets answered from a log record on disk.
+        gets_log,
+        /// Gets answered from a table on disk.
+        gets_table,
+        /// Gets of munk-less chunks that found nothing.
+        gets_absent,
+        /// Scans started (snapshot scans included).
+        scans,
+        /// Chunks scans read from a munk.
+        scan_chunks_munk,
+        /// Chunks scans read from disk (table and logs).
+        scan_chunks_funk,
+        /// Key and value bytes of puts and deletes.
+        user_bytes_written,
+        /// Bytes appended to logs by puts and deletes (headers included).
+        log_bytes_written,
+        /// Bytes of tables written, by every kind of rebuild.
+        table_bytes_written,
+        /// Funk rebalances: a chunk's data written as a new table.
+        rebalances,
+        /// Time spent in funk rebalances, in microseconds.
+        rebalance_micros,
+        /// Bytes of tables written by funk rebalances.
+        rebalance_table_bytes,
+        /// Chunk splits (of a chunk with a munk, or of a rebuilt one).
+        splits,
+        /// Time spent in splits, in microseconds.
+        split_micros,
+        /// Bytes of tables written by splits.
+        split_table_bytes,
+        /// Chunk merges.
+        merges,
+        /// Time spent in merges, in microseconds.
+        merge_micros,
+        /// Bytes of tables written by merges.
+        merge_table_bytes,
+        /// Tables rewritten from a munk just loaded, because the chunk's files were much larger than its data.
+        munk_rebuilds,
+        /// Time spent in rebuilds after munk loads, in microseconds.
+        munk_rebuild_micros,
+        /// Bytes of tables written by rebuilds after munk loads.
+        munk_rebuild_table_bytes,
+        /// Time spent in all rebuilds that write tables (rebalances, splits, merges, rebuilds after munk loads), in microseconds.
+        rebuild_micros,
+        /// Munks loaded from disk.
+        munk_loads,
+        /// Munks evicted to stay within the memory budget.
+        munk_evictions,
+        /// Munk rebalances (in-memory compactions).
+        munk_rebalances,
+        /// Time spent in munk rebalances, in microseconds.
+        munk_rebalance_micros,
+        /// Log parts a get read because their Bloom filter may hold the key.
+        log_parts_searched,
+        /// Log parts a get skipped because their Bloom filter rules the key out.
+        log_parts_skipped,
+        /// Log parts read whose filter said maybe but that held no record of the key.
+        log_filter_false_positives,
+        /// Puts that waited for a chunk's rebalance lock (held by a munk rebalance, split, divert, eviction or munk load).
+        put_lock_waits,
+        /// Time puts waited for chunks' rebalance locks, in microseconds.
+        put_lock_wait_micros,
+        /// Puts that found their chunk's munk full and compacted it themselves.
+        put_munk_full_waits,
+        /// Time puts spent compacting full munks, in microseconds.
+        put_munk_full_wait_micros,
+        /// Puts that found the memory budget full and evicted munks to go on.
+        put_memory_waits,
+        /// Time puts spent making room in the memory budget, in microseconds.
+        put_memory_wait_micros,
+        /// Puts that waited for their log record to be synced (durability Sync).
+        put_sync_waits,
+        /// Time puts waited for log syncs, in microseconds.
+        put_sync_wait_micros,
+        /// Puts that rebuilt their chunk themselves because its log was far past its limit (maintenance behind).
+        put_rebuild_waits,
+        /// Time puts spent rebuilding chunks themselves, in microseconds.
+        put_rebuild_wait_micros,
+        /// Maintenance tasks run by the put or get that needed them, because the store has no maintenance threads.
+        inline_tasks,
+        /// Time spent in maintenance tasks run in line, in microseconds.
+        inline_task_micros,
+        /// Bytes cut off torn log tails when funks were opened.
+        torn_tail_bytes,
+        /// Funks opened (they open lazily, on first use).
+        funks_opened,
+        /// fsyncs of log segments.
+        log_syncs,
+        /// Checkpoints recorded (`Buffered` durability).
+        checkpoints,
+        /// Checkpoint slots found invalid at open (torn at a crash, or
+        /// damaged; the other copy was used).
+        checkpoint_slots_invalid,
+    }
+    maxima {
+        /// Longest funk rebalance, in microseconds.
+        rebalance_max_micros,
+        /// Longest split, in microseconds.
+        split_max_micros,
+        /// Longest merge, in microseconds.
+        merge_max_micros,
+        /// Longest rebuild after a munk load, in microseconds.
+        munk_rebuild_max_micros,
+        /// Longest munk rebalance, in microseconds.
+        munk_rebalance_max_micros,
+        /// Longest single wait of one put (any cause), in microseconds.
+        put_wait_max_micros,
+    }
+    totals {
+        /// Row-cache lookups that found the key.
+        row_cache_hits,
+        /// Row-cache lookups that missed.
+        row_cache_misses,
+    }
+    gauges {
+        /// Chunks in the store.
+        chunks,
+        /// Chunks that have a munk (are held in memory).
+        munks,
+        /// Snapshots and scans holding old versions.
+        active_snapshots,
+        /// Snapshots and scans held longer than 10 seconds.
+        long_lived_snapshots,
+        /// Age of the oldest snapshot or scan, in microseconds (0: none).
+        oldest_snapshot_age_micros,
+        /// The global version minus the oldest held snapshot's version: one more than the snapshots and scans taken since it (0: none).
+        oldest_snapshot_lag,
+        /// The memory budget (Options::memory_budget).
+        memory_budget,
+        /// Memory charged to the budget now.
+        memory_used,
+        /// The most memory charged to the budget at any time.
+        memory_peak,
+        /// Memory of munks.
+        memory_munks,
+        /// Memory of the row cache.
+        memory_row_cache,
+        /// Memory of Bloom filters over log parts.
+        memory_filters,
+        /// Memory of table block indexes and sorted log indexes.
+        memory_indexes,
+    }
 }
+
+/// Snapshots and scans held longer than this count as long-lived.
+pub(crate) const LONG_LIVED_SNAPSHOT: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub(crate) fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Microseconds since `since`, saturating.
+pub(crate) fn micros(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Counts one wait of a put: `count` and `total` grow, and the longest put
+/// wait is updated.
+pub(crate) fn put_waited(c: &Stripe, count: &AtomicU64, total: &AtomicU64, since: Instant) {
+    let us = micros(since);
+    add(count, 1);
+    add(total, us);
+    c.put_wait_max_micros.fetch_max(us, Ordering::Relaxed);
+}
+
+/// The kinds of work that write tables, for [`rebuilt`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rebuild {
+    Rebalance,
+    Split,
+    Merge,
+    /// A rebuild from a munk just loaded.
+    AfterMunkLoad,
+}
+
+/// Counts a finished rebuild of `kind` that started at `since` and wrote
+/// `table_bytes` of tables.
+pub(crate) fn rebuilt(c: &Stripe, kind: Rebuild, since: Instant, table_bytes: u64) {
+    let us = micros(since);
+    let (count, total, max, bytes) = match kind {
+        Rebuild::Rebalance => (
+            &c.rebalances,
+            &c.rebalance_micros,
+            &c.rebalance_max_micros,
+            &c.rebalance_table_bytes,
+        ),
+        Rebuild::Split => (
+            &c.splits,
+            &c.split_micros,
+            &c.split_max_micros,
+            &c.split_table_bytes,
+        ),
+        Rebuild::Merge => (
+            &c.merges,
+            &c.merge_micros,
+            &c.merge_max_micros,
+            &c.merge_table_bytes,
+        ),
+        Rebuild::AfterMunkLoad => (
+            &c.munk_rebuilds,
+            &c.munk_rebuild_micros,
+            &c.munk_rebuild_max_micros,
+            &c.munk_rebuild_table_bytes,
+        ),
+    };
+    add(count, 1);
+    add(total, us);
+    add(bytes, table_bytes);
+    max.fetch_max(us, Ordering::Relaxed);
+    add(&c.rebuild_micros, us);
+}
+
+/// What the Bloom filters of one get's log lookups did; added to the
+/// counters once per get.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FilterProbe {
+    pub searched: u64,
+    pub skipped: u64,
+    pub false_positives: u64,
+}
+
+impl FilterProbe {
+    pub fn add_to(&self, c: &Stripe) {
+        if self.searched != 0 {
+            add(&c.log_parts_searched, self.searched);
+        }
+        if self.skipped != 0 {
+            add(&c.log_parts_skipped, self.skipped);
+        }
+        if self.false_positives != 0 {
+            add(&c.log_filter_false_positives, self.false_positives);
+        }
+    }
 }
 
 /// Stripes of counters: threads add to their own stripe (each on its own
@@ -168,25 +390,228 @@ impl Counters {
         let i = STRIPE.with(|s| *s);
         &self.stripes[i % self.stripes.len()].0
     }
-}
 
-impl Stats {
-    /// Engine write amplification so far: bytes the engine wrote (logs and
-    /// tables) per user byte. Zero before the first put.
-    pub fn write_amplification(&self) -> f64 {
-        if self.user_bytes_written == 0 {
-            return 0.0;
-        }
-        (self.log_bytes_written + self.table_bytes_written) as f64 / self.user_bytes_written as f64
-    }
-}
-
-impl Counters {
     pub fn snapshot(&self) -> Stats {
         let mut s = Stats::default();
         for p in self.stripes.iter() {
             p.0.add_to(&mut s);
         }
         s
+    }
+}
+
+/// `part / whole`, or 0 when `whole` is 0.
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+impl Stats {
+    /// Engine write amplification so far: bytes the engine wrote (logs and
+    /// tables) per user byte. Zero before the first put.
+    pub fn write_amplification(&self) -> f64 {
+        ratio(
+            self.log_bytes_written + self.table_bytes_written,
+            self.user_bytes_written,
+        )
+    }
+
+    /// Table bytes written per user byte: the part of
+    /// [`Stats::write_amplification`] due to rebuilds (rebalances, splits,
+    /// merges, rebuilds after munk loads).
+    pub fn table_write_amplification(&self) -> f64 {
+        ratio(self.table_bytes_written, self.user_bytes_written)
+    }
+
+    /// Fraction of gets answered from a munk (0 to 1).
+    pub fn munk_hit_rate(&self) -> f64 {
+        ratio(self.gets_munk, self.gets)
+    }
+
+    /// Fraction of row-cache lookups that found the key (0 to 1). Only gets
+    /// of chunks without a munk look in the row cache.
+    pub fn row_cache_hit_rate(&self) -> f64 {
+        ratio(
+            self.row_cache_hits,
+            self.row_cache_hits + self.row_cache_misses,
+        )
+    }
+
+    /// Fraction of gets answered from memory, by a munk or the row cache
+    /// (0 to 1).
+    pub fn memory_hit_rate(&self) -> f64 {
+        ratio(self.gets_munk + self.gets_row_cache, self.gets)
+    }
+
+    /// Fraction of the chunks scans visited that they read from a munk
+    /// (0 to 1).
+    pub fn scan_munk_hit_rate(&self) -> f64 {
+        ratio(
+            self.scan_chunks_munk,
+            self.scan_chunks_munk + self.scan_chunks_funk,
+        )
+    }
+
+    /// Fraction of log parts the Bloom filters let gets skip (0 to 1).
+    pub fn log_filter_skip_rate(&self) -> f64 {
+        ratio(
+            self.log_parts_skipped,
+            self.log_parts_skipped + self.log_parts_searched,
+        )
+    }
+
+    /// False-positive rate of the log parts' Bloom filters: of the parts
+    /// that did not hold the key, the fraction whose filter said maybe
+    /// (0 to 1).
+    pub fn log_filter_false_positive_rate(&self) -> f64 {
+        ratio(
+            self.log_filter_false_positives,
+            self.log_filter_false_positives + self.log_parts_skipped,
+        )
+    }
+
+    /// Total time puts spent waiting (for locks, full munks, memory, syncs
+    /// and rebuilds), in microseconds.
+    pub fn put_wait_micros(&self) -> u64 {
+        self.put_lock_wait_micros
+            + self.put_munk_full_wait_micros
+            + self.put_memory_wait_micros
+            + self.put_sync_wait_micros
+            + self.put_rebuild_wait_micros
+    }
+
+    /// The derived figures by name, in a fixed order.
+    pub fn derived(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("write_amplification", self.write_amplification()),
+            (
+                "table_write_amplification",
+                self.table_write_amplification(),
+            ),
+            ("munk_hit_rate", self.munk_hit_rate()),
+            ("row_cache_hit_rate", self.row_cache_hit_rate()),
+            ("memory_hit_rate", self.memory_hit_rate()),
+            ("scan_munk_hit_rate", self.scan_munk_hit_rate()),
+            ("log_filter_skip_rate", self.log_filter_skip_rate()),
+            (
+                "log_filter_false_positive_rate",
+                self.log_filter_false_positive_rate(),
+            ),
+        ]
+    }
+}
+
+/// Help texts of the derived figures, for exporters.
+const DERIVED_HELP: &[(&str, &str)] = &[
+    (
+        "write_amplification",
+        "Bytes the engine wrote (logs and tables) per user byte.",
+    ),
+    (
+        "table_write_amplification",
+        "Table bytes written by rebuilds per user byte.",
+    ),
+    ("munk_hit_rate", "Fraction of gets answered from a munk."),
+    (
+        "row_cache_hit_rate",
+        "Fraction of row-cache lookups that found the key.",
+    ),
+    (
+        "memory_hit_rate",
+        "Fraction of gets answered from memory (munk or row cache).",
+    ),
+    (
+        "scan_munk_hit_rate",
+        "Fraction of the chunks scans visited that they read from a munk.",
+    ),
+    (
+        "log_filter_skip_rate",
+        "Fraction of log parts the Bloom filters let gets skip.",
+    ),
+    (
+        "log_filter_false_positive_rate",
+        "Fraction of log parts without the key whose Bloom filter said maybe.",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripes_sum_counters_and_take_the_largest_maximum() {
+        let c = Counters::default();
+        std::thread::scope(|s| {
+            for i in 0..4u64 {
+                let c = &c;
+                s.spawn(move || {
+                    let l = c.local();
+                    add(&l.puts, 10);
+                    l.split_max_micros.fetch_max(i * 100, Ordering::Relaxed);
+                });
+            }
+        });
+        let s = c.snapshot();
+        assert_eq!(s.puts, 40);
+        assert_eq!(s.split_max_micros, 300);
+    }
+
+    #[test]
+    fn rebuilt_counts_time_and_bytes_by_kind() {
+        let c = Counters::default();
+        let since = Instant::now() - std::time::Duration::from_millis(5);
+        rebuilt(c.local(), Rebuild::Merge, since, 4096);
+        rebuilt(c.local(), Rebuild::Split, since, 100);
+        let s = c.snapshot();
+        assert_eq!((s.merges, s.merge_table_bytes), (1, 4096));
+        assert_eq!((s.splits, s.split_table_bytes), (1, 100));
+        assert!(s.merge_micros >= 5000 && s.merge_max_micros == s.merge_micros);
+        assert_eq!(s.rebuild_micros, s.merge_micros + s.split_micros);
+        assert_eq!(s.rebalances, 0);
+    }
+
+    #[test]
+    fn derived_figures_are_zero_without_data_and_ratios_with_it() {
+        let s = Stats::default();
+        assert!(s.derived().iter().all(|(_, v)| *v == 0.0));
+        let s = Stats {
+            gets: 10,
+            gets_munk: 6,
+            gets_row_cache: 2,
+            row_cache_hits: 2,
+            row_cache_misses: 2,
+            log_parts_skipped: 90,
+            log_parts_searched: 10,
+            log_filter_false_positives: 10,
+            user_bytes_written: 100,
+            log_bytes_written: 150,
+            table_bytes_written: 250,
+            ..Stats::default()
+        };
+        assert_eq!(s.munk_hit_rate(), 0.6);
+        assert_eq!(s.memory_hit_rate(), 0.8);
+        assert_eq!(s.row_cache_hit_rate(), 0.5);
+        assert_eq!(s.log_filter_skip_rate(), 0.9);
+        assert_eq!(s.log_filter_false_positive_rate(), 0.1);
+        assert_eq!(s.write_amplification(), 4.0);
+        assert_eq!(s.table_write_amplification(), 2.5);
+    }
+
+    #[test]
+    fn every_field_has_help_and_a_unique_name() {
+        let s = Stats::default();
+        assert_eq!(FIELDS.len(), s.fields().len());
+        let mut names = std::collections::HashSet::new();
+        for (f, (name, _)) in FIELDS.iter().zip(s.fields()) {
+            assert_eq!(f.name, name);
+            assert!(!f.help.trim().is_empty(), "{name} has no help");
+            assert!(names.insert(name), "{name} twice");
+        }
+        for (name, _) in s.derived() {
+            assert!(DERIVED_HELP.iter().any(|(n, _)| *n == name), "{name}");
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::store::{self, Create};
 use evendb::{ChunkInfo, Db, IntegrityReport};
 use indicatif::HumanBytes;
 use serde_json::{json, Value};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 fn list_chunks(ctx: &Context, db: &Db) -> Outcome<Vec<ChunkInfo>> {
@@ -24,58 +25,112 @@ fn bytes(n: u64) -> String {
     format!("{} ({n} bytes)", HumanBytes(n))
 }
 
-pub fn stats(ctx: &Context, as_json: bool) -> Outcome<u8> {
+/// How `stats` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    /// A table for people.
+    Human,
+    /// One JSON object.
+    Json,
+    /// Prometheus text exposition format.
+    Prometheus,
+}
+
+pub fn stats(ctx: &Context, format: StatsFormat, open_all: bool) -> Outcome<u8> {
     let db = store::open(&ctx.db, Create::Never)?;
+    if open_all {
+        open_chunks(ctx, &db)?;
+    }
     let chunks = list_chunks(ctx, &db)?;
     let (table_bytes, log_bytes, segments) = totals(&chunks);
     let stats = db.stats();
-    if as_json {
-        let counters: serde_json::Map<String, Value> = stats
-            .fields()
-            .into_iter()
-            .map(|(name, v)| (name.to_string(), json!(v)))
-            .collect();
-        let doc = json!({
-            "path": ctx.db.display().to_string(),
-            "chunks": chunks.len(),
-            "table_bytes": table_bytes,
-            "log_bytes": log_bytes,
-            "log_segments": segments,
-            "counters": counters,
-            "write_amplification": stats.write_amplification(),
-        });
-        outln!("{doc:#}");
-        return Ok(exit::OK);
+    match format {
+        StatsFormat::Json => {
+            let engine: Value = serde_json::from_str(&stats.to_json()).map_err(|e| {
+                Failure::new(format!("the engine's statistics are not valid JSON: {e}"))
+                    .hint("report this as a bug in evendb")
+            })?;
+            let doc = json!({
+                "path": ctx.db.display().to_string(),
+                "chunks": chunks.len(),
+                "table_bytes": table_bytes,
+                "log_bytes": log_bytes,
+                "log_segments": segments,
+                "engine": engine,
+            });
+            outln!("{doc:#}");
+        }
+        StatsFormat::Prometheus => {
+            let mut text = stats.to_prometheus("evendb");
+            for (name, help, v) in [
+                (
+                    "store_table_bytes",
+                    "Bytes of the store's table files.",
+                    table_bytes,
+                ),
+                (
+                    "store_log_bytes",
+                    "Bytes of the store's log segments.",
+                    log_bytes,
+                ),
+                (
+                    "store_log_segments",
+                    "Log segments of the store.",
+                    segments as u64,
+                ),
+            ] {
+                text.push_str(&format!(
+                    "# HELP evendb_{name} {help}\n# TYPE evendb_{name} gauge\nevendb_{name} {v}\n"
+                ));
+            }
+            outln!("{}", text.trim_end());
+        }
+        StatsFormat::Human => {
+            outln!("store        {}", ctx.db.display());
+            outln!(
+                "size         {} chunks; tables {}, logs {} in {segments} segments",
+                chunks.len(),
+                bytes(table_bytes),
+                bytes(log_bytes)
+            );
+            outln!("");
+            outln!("Engine figures since this command opened the store (they are kept in");
+            outln!("memory only; an application reads them with Db::stats):");
+            outln!("{}", stats.to_string().trim_end());
+        }
     }
-    outln!("store          {}", ctx.db.display());
-    outln!("chunks         {}", chunks.len());
-    outln!("table bytes    {}", bytes(table_bytes));
-    outln!("log bytes      {}", bytes(log_bytes));
-    outln!("log segments   {segments}");
-    outln!("");
-    outln!("engine counters since this command opened the store");
-    outln!("(the engine does not keep counters across opens):");
-    let fields = stats.fields();
-    let width = fields.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, v) in fields {
-        outln!("  {name:width$}  {v}");
-    }
-    outln!(
-        "  {:width$}  {:.2}",
-        "write_amplification",
-        stats.write_amplification()
-    );
     Ok(exit::OK)
 }
 
-fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport> {
-    let bar = ctx
-        .progress
-        .spinner(format!("verifying {}", path.display()));
-    let report = db
-        .verify_integrity()
-        .map_err(|e| Failure::engine(format_args!("cannot verify {}", path.display()), path, e));
+/// Opens every chunk (a read of its smallest key opens its funk), so that
+/// table entries, versions and filter memory are known.
+fn open_chunks(ctx: &Context, db: &Db) -> Outcome {
+    let chunks = list_chunks(ctx, db)?;
+    let bar = ctx.progress.items(chunks.len() as u64, "opening chunks");
+    for c in chunks {
+        db.get(&c.min_key)
+            .map_err(|e| Failure::engine(format_args!("cannot open chunk {}", c.id), &ctx.db, e))?;
+        bar.inc(1);
+    }
     bar.finish_and_clear();
+    Ok(())
+}
+
+fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport> {
+    // The bar is made at the first report, which knows the total.
+    let mut bar = None;
+    let report = db
+        .verify_integrity_with_progress(|done, total| {
+            bar.get_or_insert_with(|| {
+                ctx.progress
+                    .bytes(total, format!("verifying {}", path.display()))
+            })
+            .set_position(done);
+        })
+        .map_err(|e| Failure::engine(format_args!("cannot verify {}", path.display()), path, e));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     report
 }
 
@@ -165,19 +220,24 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
         }
     })?;
     drop(db);
-    let mut files = 0u64;
-    let mut total = 0u64;
+    // Tables are hard-linked where the file system allows (they never
+    // change); a file with a second name costs no space.
+    let (mut files, mut linked, mut copied) = (0u64, 0u64, 0u64);
     if let Ok(entries) = std::fs::read_dir(dest) {
-        for e in entries.flatten() {
+        for m in entries.flatten().filter_map(|e| e.metadata().ok()) {
             files += 1;
-            total += e.metadata().map_or(0, |m| m.len());
+            if m.nlink() > 1 {
+                linked += 1;
+            } else {
+                copied += m.len();
+            }
         }
     }
     outln!(
-        "backed up {} to {}: {files} files, {}",
+        "backed up {} to {}: {files} files, {linked} of them hard-linked tables; {} copied",
         ctx.db.display(),
         dest.display(),
-        bytes(total)
+        bytes(copied)
     );
     if !verify {
         return Ok(exit::OK);
@@ -195,12 +255,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
 pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
     let db = store::open(&ctx.db, Create::Never)?;
     if open_all {
-        // A read of a chunk's smallest key opens that chunk's funk.
-        for c in list_chunks(ctx, &db)? {
-            db.get(&c.min_key).map_err(|e| {
-                Failure::engine(format_args!("cannot open chunk {}", c.id), &ctx.db, e)
-            })?;
-        }
+        open_chunks(ctx, &db)?;
     }
     let chunks = list_chunks(ctx, &db)?;
     if as_json {
@@ -217,6 +272,14 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
                     "open": c.open,
                     "table_entries": c.table_entries,
                     "max_version": c.max_version,
+                    "log_records": c.log_records,
+                    "log_min_version": c.log_versions.map(|v| v.0),
+                    "log_max_version": c.log_versions.map(|v| v.1),
+                    "log_parts": c.log_parts,
+                    "filter_bytes": c.filter_bytes,
+                    "munk_bytes": c.munk_bytes,
+                    "munk_keys": c.munk_keys,
+                    "heat": c.heat,
                 })
             })
             .collect();
@@ -225,18 +288,20 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
     }
     let unknown = || "-".to_string();
     let mut rows = vec![[
-        "id",
-        "min_key",
-        "end_key",
-        "table",
-        "log",
-        "segs",
-        "open",
-        "entries",
-        "max_version",
+        "id", "min_key", "end_key", "table", "entries", "log", "records", "segs", "filters",
+        "munk", "versions",
     ]
     .map(String::from)];
     for c in &chunks {
+        let filters = match c.log_parts {
+            Some(parts) => format!("{parts} ({})", HumanBytes(c.filter_bytes)),
+            None => unknown(),
+        };
+        let munk = match (c.munk_bytes, c.munk_keys) {
+            (Some(b), Some(k)) => format!("{k} keys ({})", HumanBytes(b)),
+            _ if c.open => "no".into(),
+            _ => unknown(),
+        };
         rows.push([
             c.id.to_string(),
             if c.min_key.is_empty() {
@@ -248,14 +313,18 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
                 .as_deref()
                 .map_or_else(|| "(end)".into(), |k| ctx.show(k)),
             HumanBytes(c.table_bytes).to_string(),
+            c.table_entries
+                .or(c.open.then_some(0))
+                .map_or_else(unknown, |n| n.to_string()),
             HumanBytes(c.log_bytes).to_string(),
+            c.log_records.map_or_else(unknown, |n| n.to_string()),
             c.log_segments.to_string(),
-            if c.open { "yes" } else { "no" }.into(),
-            c.table_entries.map_or_else(unknown, |n| n.to_string()),
-            c.max_version.map_or_else(unknown, |n| n.to_string()),
+            filters,
+            munk,
+            versions(c),
         ]);
     }
-    let mut widths = [0usize; 9];
+    let mut widths = [0usize; 11];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -270,9 +339,37 @@ pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
         outln!("{}", line.join("  ").trim_end());
     }
     if !open_all && chunks.iter().any(|c| !c.open) {
-        outln!("(entries and max_version are known for open chunks only; pass --open)");
+        outln!(
+            "(entries, records, filters and versions are known for open chunks only; pass --open)"
+        );
     }
     Ok(exit::OK)
+}
+
+/// A version as `epoch.n`: the open of the store that wrote it, and the
+/// snapshots taken in that open before it.
+fn version(v: u64) -> String {
+    format!("{}.{}", v >> 40, v & ((1 << 40) - 1))
+}
+
+/// The versions a chunk's files hold: `..T` for the table's (at most T),
+/// `A..B` for the logs'.
+fn versions(c: &ChunkInfo) -> String {
+    if !c.open {
+        return "-".into();
+    }
+    let table = c
+        .max_version
+        .filter(|_| c.table_entries.unwrap_or(0) > 0)
+        .map(|t| format!("..{}", version(t)));
+    let log = c
+        .log_versions
+        .map(|(lo, hi)| format!("{}..{}", version(lo), version(hi)));
+    match (table, log) {
+        (Some(t), Some(l)) => format!("{t}, {l}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => "(empty)".into(),
+    }
 }
 
 pub fn compact(ctx: &Context) -> Outcome<u8> {

@@ -13,6 +13,8 @@ mod data;
 mod dump;
 mod load;
 
+pub use admin::StatsFormat;
+
 use crate::bytes::{self, InputMode};
 use crate::failure::{exit, Failure, Outcome};
 use crate::progress::Progress;
@@ -95,7 +97,10 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
             header,
         } => load::load(ctx, &file, format, header),
         Command::Dump { file, range, force } => dump::dump(ctx, file.as_deref(), &range, force),
-        Command::Stats { json } => admin::stats(ctx, json),
+        Command::Stats { json, format, open } => {
+            let format = if json { StatsFormat::Json } else { format };
+            admin::stats(ctx, format, open)
+        }
         Command::Verify { json } => admin::verify(ctx, json),
         Command::Backup { dest, verify } => admin::backup(ctx, &dest, verify),
         Command::Chunks { json, open } => admin::chunks(ctx, json, open),
@@ -103,11 +108,13 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
     }
 }
 
-/// Writes one line to standard output.
+/// Writes one line to standard output, whole (so it never interleaves
+/// with a line on stderr).
 pub fn write_line(args: std::fmt::Arguments<'_>) -> Outcome {
-    let mut out = io::stdout().lock();
-    out.write_fmt(args)
-        .and_then(|()| out.write_all(b"\n"))
+    let line = format!("{args}\n");
+    io::stdout()
+        .lock()
+        .write_all(line.as_bytes())
         .map_err(|e| Failure::stdout(&e))
 }
 

@@ -442,6 +442,15 @@ impl DbInner {
             .versions
             .active_snapshots()
             .saturating_sub(self.checkpoint_snapshots()) as u64;
+        let internal = *self.checkpoints.held.lock();
+        let (long_lived, oldest) = self
+            .versions
+            .snapshot_ages(stats::LONG_LIVED_SNAPSHOT, internal);
+        s.long_lived_snapshots = long_lived as u64;
+        if let Some((age, lag)) = oldest {
+            s.oldest_snapshot_age_micros = u64::try_from(age.as_micros()).unwrap_or(u64::MAX);
+            s.oldest_snapshot_lag = lag;
+        }
         let b = self.budget.view();
         s.memory_budget = b.limit;
         s.memory_used = b.used;

@@ -74,7 +74,10 @@ impl DbInner {
             max_version,
             recovery: &self.recovery,
         };
-        let (found, source) = funk.get(key, view)?;
+        let mut probe = stats::FilterProbe::default();
+        let got = funk.get(key, view, &mut probe);
+        probe.add_to(c);
+        let (found, source) = got?;
         stats::add(
             match source {
                 crate::funk::Source::Log => &c.gets_log,

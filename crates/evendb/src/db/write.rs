@@ -25,6 +25,7 @@ use crate::munk::{Munk, Refusal, Version};
 use crate::options::Durability;
 use crate::stats;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 impl DbInner {
     /// Returns the put's stamp: its version and its chunk counter.
@@ -41,7 +42,16 @@ impl DbInner {
             let chunk = self.chunk_for(key)?;
             self.touch(&chunk);
             self.open_funk(&chunk)?;
-            let guard = chunk.rebalance.read();
+            let guard = match chunk.rebalance.try_read() {
+                Some(g) => g,
+                None => {
+                    let since = Instant::now();
+                    let g = chunk.rebalance.read();
+                    let c = self.counters.local();
+                    stats::put_waited(c, &c.put_lock_waits, &c.put_lock_wait_micros, since);
+                    g
+                }
+            };
             if chunk.is_retired() {
                 continue;
             }
@@ -57,17 +67,25 @@ impl DbInner {
                         drop(guard);
                         // Compact in memory now; a split, if the munk
                         // outgrew the chunk, is left to maintenance.
+                        let since = Instant::now();
                         crate::maintenance::munk_rebalance(self, &chunk, false)?;
+                        let c = self.counters.local();
+                        let (n, us) = (&c.put_munk_full_waits, &c.put_munk_full_wait_micros);
+                        stats::put_waited(c, n, us, since);
                         self.schedule(&chunk, task::MUNK_REBALANCE)?;
                         continue;
                     }
                     Err(Refusal::NoMemory(n)) => {
                         drop(guard);
+                        let since = Instant::now();
                         if !crate::maintenance::make_room(self, n, Some(&chunk)) {
                             // Nothing colder to evict: this chunk goes on
                             // without its munk.
                             crate::maintenance::evict_munk(self, &chunk);
                         }
+                        let c = self.counters.local();
+                        let (n, us) = (&c.put_memory_waits, &c.put_memory_wait_micros);
+                        stats::put_waited(c, n, us, since);
                         continue;
                     }
                 },
@@ -105,11 +123,13 @@ impl DbInner {
             stats::add(&c.user_bytes_written, (key.len() + value_len) as u64);
             stats::add(&c.log_bytes_written, appended.ptr.record_len());
             if self.opts.durability == Durability::Sync {
+                let since = Instant::now();
                 match funk.active.sync_to(appended.end) {
                     Ok(true) => stats::add(&c.log_syncs, 1),
                     Ok(false) => {}
                     Err(e) => return self.poison(e),
                 }
+                stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
             }
             self.after_put(&chunk, &funk, munk.as_deref())?;
             return Ok((appended.ptr.version, appended.ptr.counter));
@@ -148,7 +168,10 @@ impl DbInner {
             // A log far past its limit means maintenance is behind: this
             // put does the rebuild itself rather than let reads slow down.
             if log > limit.saturating_mul(4) {
+                let since = Instant::now();
                 crate::maintenance::funk_rebalance(self, chunk)?;
+                let c = self.counters.local();
+                stats::put_waited(c, &c.put_rebuild_waits, &c.put_rebuild_wait_micros, since);
             } else {
                 self.schedule(chunk, task::FUNK_REBALANCE)?;
             }
@@ -160,7 +183,12 @@ impl DbInner {
     /// maintenance threads.
     pub(crate) fn schedule(&self, chunk: &std::sync::Arc<Chunk>, bits: u8) -> Result<()> {
         if self.opts.maintenance_threads == 0 {
-            return crate::maintenance::run_task(self, chunk, bits);
+            let since = Instant::now();
+            let done = crate::maintenance::run_task(self, chunk, bits);
+            let c = self.counters.local();
+            stats::add(&c.inline_tasks, 1);
+            stats::add(&c.inline_task_micros, stats::micros(since));
+            return done;
         }
         if chunk.mark_queued(bits) {
             self.maintenance.push(chunk.clone(), bits);

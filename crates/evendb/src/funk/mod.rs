@@ -149,13 +149,19 @@ impl Funk {
         self.table.as_ref().map_or(0, |t| t.file_size) + self.log_bytes()
     }
 
-    /// The newest version of `key` that `view` admits, and where it was.
-    pub fn get(&self, key: &[u8], view: ReadView<'_>) -> Result<(Option<Entry>, Source)> {
+    /// The newest version of `key` that `view` admits, and where it was;
+    /// `probe` counts what the log parts' filters did.
+    pub fn get(
+        &self,
+        key: &[u8],
+        view: ReadView<'_>,
+        probe: &mut crate::stats::FilterProbe,
+    ) -> Result<(Option<Entry>, Source)> {
         let hash = crate::cache::bloom::key_hash(key);
         let accept = |v: u64, _c: u64| view.admits(v);
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         for log in self.logs().rev() {
-            if let Some((r, value)) = log.lookup(key, hash, &accept)? {
+            if let Some((r, value)) = log.lookup(key, hash, &accept, probe)? {
                 if best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp()) {
                     best = Some((r, value));
                 }

@@ -84,6 +84,7 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
             }
         }
         let table = out.finish()?.into_iter().next().map(|(_, t)| t);
+        let written = table.as_ref().map_or(0, |t| t.file_size);
         let funk = Funk {
             table,
             frozen: vec![seg_a],
@@ -119,7 +120,7 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         drop(theirs);
         crate::failpoint::failpoint!(inner, "merge.before_cleanup");
         remove_unreferenced(inner, &[frozen_a.files(), frozen_b.files()]);
-        count(inner, &inner.counters.local().merges, started);
+        count(inner, crate::stats::Rebuild::Merge, started, written);
         return Ok(true);
     }
     Ok(false)

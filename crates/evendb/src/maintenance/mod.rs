@@ -175,13 +175,10 @@ pub(crate) fn gc_group(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry> {
     kept
 }
 
-/// Counts a finished rebuild of `kind` that took `since`.
-fn count(inner: &DbInner, kind: &std::sync::atomic::AtomicU64, since: std::time::Instant) {
-    stats::add(kind, 1);
-    stats::add(
-        &inner.counters.local().rebuild_micros,
-        since.elapsed().as_micros() as u64,
-    );
+/// Counts a finished rebuild of `kind` that started at `since` and wrote
+/// `table_bytes` of tables.
+fn count(inner: &DbInner, kind: stats::Rebuild, since: std::time::Instant, table_bytes: u64) {
+    stats::rebuilt(inner.counters.local(), kind, since, table_bytes);
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ pub(crate) fn load_munk(
     // writing the chunk its own table costs no reads; do it while the
     // chunk is being read.
     if funk.size_bytes() > data.saturating_mul(2) {
-        super::rebuild::rebuild_locked(inner, chunk, own)?;
+        super::rebuild::rebuild_locked(inner, chunk, own, stats::Rebuild::AfterMunkLoad)?;
     }
     Ok(true)
 }
@@ -174,6 +174,7 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
         }
     }
     let frozen = chunk.rebalance.write();
+    let started = std::time::Instant::now();
     if chunk.is_retired() {
         return Ok(());
     }
@@ -194,7 +195,11 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
         Charge::Inherit(m.hand_over()),
     );
     chunk.set_munk(&frozen, Some(Arc::new(new)));
-    stats::add(&inner.counters.local().munk_rebalances, 1);
+    let (c, us) = (inner.counters.local(), stats::micros(started));
+    stats::add(&c.munk_rebalances, 1);
+    stats::add(&c.munk_rebalance_micros, us);
+    c.munk_rebalance_max_micros
+        .fetch_max(us, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 

@@ -31,6 +31,7 @@ use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
 use crate::manifest::ChunkRecord;
 use crate::munk::MunkEntry;
+use crate::stats::Rebuild;
 use parking_lot::MutexGuard;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -51,7 +52,7 @@ pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> 
             return split::munk_split(inner, chunk, own);
         }
     }
-    rebuild_locked(inner, chunk, &own)
+    rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
 }
 
 /// Step 2: diverts the chunk's puts to a new segment. Returns the funk as
@@ -97,11 +98,13 @@ pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
     Ok(segment)
 }
 
-/// Steps 2–5 for a chunk whose `funk_change` the caller holds.
+/// Steps 2–5 for a chunk whose `funk_change` the caller holds; counted as
+/// `kind` unless it splits.
 pub(super) fn rebuild_locked(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
     own: &MutexGuard<'_, ()>,
+    kind: Rebuild,
 ) -> Result<()> {
     let started = Instant::now();
     let (frozen, cut, segment) = divert(inner, chunk, own)?;
@@ -136,6 +139,7 @@ pub(super) fn rebuild_locked(
         }
     };
     let old_files = frozen.files();
+    let written: u64 = outputs.iter().map(|(_, t)| t.file_size).sum();
     crate::failpoint::failpoint!(inner, "rebalance.after_tables");
     if outputs.len() <= 1 {
         let table = outputs.into_iter().next().map(|(_, t)| t);
@@ -152,10 +156,10 @@ pub(super) fn rebuild_locked(
         })?;
         *chunk.files.lock() = files;
         chunk.set_funk(Arc::new(funk));
-        count(inner, &inner.counters.local().rebalances, started);
+        count(inner, kind, started, written);
     } else {
         split::commit_funk_split(inner, chunk, outputs, segment)?;
-        count(inner, &inner.counters.local().splits, started);
+        count(inner, Rebuild::Split, started, written);
     }
     crate::failpoint::failpoint!(inner, "rebalance.before_cleanup");
     remove_unreferenced(inner, &[old_files]);
@@ -165,13 +169,13 @@ pub(super) fn rebuild_locked(
 /// Rebuilds a chunk from its munk with the counter cut of its creation:
 /// the second phase of a split (see `split`). Its active segment holds
 /// exactly the puts since the cut, so it stays the active segment and no
-/// divert is needed.
+/// divert is needed. Returns the bytes of table written.
 pub(super) fn rebuild_from_munk_since(
     inner: &DbInner,
     chunk: &Chunk,
     entries: &[MunkEntry],
     cut: u64,
-) -> Result<()> {
+) -> Result<u64> {
     let w = inner.versions.refresh_watermark();
     let mut out = TableOutput::new(inner, u64::MAX);
     for e in entries {
@@ -180,6 +184,7 @@ pub(super) fn rebuild_from_munk_since(
         }
     }
     let table = out.finish()?.into_iter().next().map(|(_, t)| t);
+    let written = table.as_ref().map_or(0, |t| t.file_size);
     crate::failpoint::failpoint!(inner, "split_part.after_table");
     let old = chunk
         .funk()
@@ -199,7 +204,7 @@ pub(super) fn rebuild_from_munk_since(
     chunk.set_funk(Arc::new(funk));
     crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
     remove_unreferenced(inner, &[old.files()]);
-    Ok(())
+    Ok(written)
 }
 
 /// Tables written from entries in order, cut at key boundaries when one

@@ -166,6 +166,7 @@ pub(super) fn munk_split(
         .collect();
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
     crate::failpoint::failpoint!(inner, "munk_split.after_publish");
+    let mut written = 0;
     for (child, entries) in children.iter().zip(&child_entries) {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
         let files = child.funk().map_or(0, |f| f.size_bytes());
@@ -174,7 +175,7 @@ pub(super) fn munk_split(
         // back from disk would cost too much, and it writes its own table
         // now.
         if files > owned.saturating_mul(SHARED_READ_LIMIT) {
-            rebuild_from_munk_since(inner, child, entries, cut)?;
+            written += rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
     drop(child_locks);
@@ -183,7 +184,7 @@ pub(super) fn munk_split(
         logs: numbers[children.len()..].to_vec(),
     };
     remove_unreferenced(inner, &[funk.files(), unused]);
-    count(inner, &inner.counters.local().splits, started);
+    count(inner, crate::stats::Rebuild::Split, started, written);
     Ok(())
 }
 

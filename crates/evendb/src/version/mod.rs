@@ -29,6 +29,7 @@ use parking_lot::Mutex;
 use pending::{Announced, Op, PendingOps};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Bits of a version that hold the epoch.
 pub(crate) const EPOCH_BITS: u32 = 24;
@@ -50,8 +51,9 @@ pub(crate) fn epoch_of(version: u64) -> u64 {
 pub(crate) struct Versions {
     gv: AtomicU64,
     pending: PendingOps,
-    /// Active snapshot versions with their reference counts.
-    snapshots: Mutex<BTreeMap<u64, usize>>,
+    /// Active snapshot versions with their reference counts and when the
+    /// first of them was taken.
+    snapshots: Mutex<BTreeMap<u64, (usize, Instant)>>,
     watermark: AtomicU64,
 }
 
@@ -111,14 +113,18 @@ impl Versions {
         let v = self.gv.fetch_add(1, Ordering::SeqCst);
         announced.set_version(v);
         self.pending.wait_for_puts(lo, hi, v);
-        *self.snapshots.lock().entry(v).or_insert(0) += 1;
+        self.snapshots
+            .lock()
+            .entry(v)
+            .or_insert_with(|| (0, Instant::now()))
+            .0 += 1;
         drop(announced);
         v
     }
 
     pub fn release(&self, version: u64) {
         let mut snaps = self.snapshots.lock();
-        if let Some(n) = snaps.get_mut(&version) {
+        if let Some((n, _)) = snaps.get_mut(&version) {
             *n -= 1;
             if *n == 0 {
                 snaps.remove(&version);
@@ -138,7 +144,35 @@ impl Versions {
     }
 
     pub fn active_snapshots(&self) -> usize {
-        self.snapshots.lock().values().sum()
+        self.snapshots.lock().values().map(|(n, _)| n).sum()
+    }
+
+    /// Snapshots held longer than `long`; the oldest one's age and how many
+    /// versions it lags the global version.
+    pub fn snapshot_ages(
+        &self,
+        long: Duration,
+        internal: Option<u64>,
+    ) -> (usize, Option<(Duration, u64)>) {
+        let snaps = self.snapshots.lock();
+        let gv = self.gv.load(Ordering::SeqCst);
+        // Registrations by users: `internal` (the checkpoint's) removed.
+        let users = snaps.iter().filter_map(|(&v, &(n, t))| {
+            let n = if Some(v) == internal { n - 1 } else { n };
+            (n > 0).then_some((v, n, t))
+        });
+        let mut long_lived = 0;
+        let mut oldest = None;
+        for (v, n, t) in users {
+            let held = t.elapsed();
+            if held >= long {
+                long_lived += n;
+            }
+            if oldest.is_none() {
+                oldest = Some((held, gv.saturating_sub(v)));
+            }
+        }
+        (long_lived, oldest)
     }
 
     #[cfg(test)]

@@ -41,6 +41,13 @@ pub trait Storage: Send + Sync + Debug + 'static {
     /// `Ok(None)` means another holder has it. The lock is released when the
     /// returned guard is dropped, or when the holding process dies.
     fn lock(&self, path: &Path) -> io::Result<Option<Box<dyn StorageLock>>>;
+    /// Makes `to` a second name of the existing file `from` (a hard link).
+    /// Returns false, changing nothing, if this storage has no hard links;
+    /// the caller then copies. Default: no hard links.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<bool> {
+        let _ = (from, to);
+        Ok(false)
+    }
 }
 
 /// An open file. Reads and writes are positional, so one handle can serve

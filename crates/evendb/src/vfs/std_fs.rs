@@ -15,9 +15,21 @@ pub struct StdFs;
 struct StdFile(File);
 
 #[derive(Debug)]
-struct StdLock(#[allow(dead_code)] File);
+struct StdLock(File);
 
 impl StorageLock for StdLock {}
+
+/// Unlocks explicitly rather than by closing the file: a child process
+/// being spawned by another thread holds a copy of the descriptor until it
+/// execs, and the lock (which belongs to the open file, not the
+/// descriptor) would outlive the close, so a store closed and at once
+/// reopened by another process could be refused as locked. (Seen as a rare
+/// `Locked` error in the tool's tests, which spawn processes in parallel.)
+impl Drop for StdLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
 
 impl Storage for StdFs {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
@@ -49,6 +61,10 @@ impl Storage for StdFs {
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         Ok(Arc::new(StdFile(file)))
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<bool> {
+        std::fs::hard_link(from, to).map(|()| true)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

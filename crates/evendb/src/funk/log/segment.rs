@@ -32,6 +32,7 @@ use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, FileKind};
 use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
+use crate::stats::FilterProbe;
 use crate::vfs::{Storage, StorageFile};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use parking_lot::Mutex;
@@ -113,6 +114,9 @@ pub(crate) struct LogSegment {
     parts: ArcSwap<Vec<Arc<LogPart>>>,
     records: AtomicU64,
     max_counter: AtomicU64,
+    /// Smallest and largest version of the records (`u64::MAX, 0` while
+    /// empty), for operators.
+    versions: [AtomicU64; 2],
     /// The sorted index, once a scan asked for it (see `index`).
     index: ArcSwapOption<SegmentIndex>,
     /// Serializes building and extending the index.
@@ -209,6 +213,7 @@ impl LogSegment {
             parts: ArcSwap::from_pointee(Vec::new()),
             records: AtomicU64::new(0),
             max_counter: AtomicU64::new(0),
+            versions: [AtomicU64::new(u64::MAX), AtomicU64::new(0)],
             index: ArcSwapOption::empty(),
             index_build: Mutex::new(()),
         }
@@ -263,6 +268,7 @@ impl LogSegment {
         let mut parts = Vec::new();
         for r in &records {
             max_counter = max_counter.max(r.counter);
+            segment.note_version(r.version);
             let key = record_key(&data, r);
             segment.add_to_part(&mut parts, r.offset, key_hash(key));
         }
@@ -323,6 +329,30 @@ impl LogSegment {
             p.bloom.insert(hash);
         }
         needs_new
+    }
+
+    fn note_version(&self, version: u64) {
+        self.versions[0].fetch_min(version, Ordering::Relaxed);
+        self.versions[1].fetch_max(version, Ordering::Relaxed);
+    }
+
+    /// Smallest and largest version of the records; `None` while empty.
+    pub fn version_range(&self) -> Option<(u64, u64)> {
+        let (lo, hi) = (
+            self.versions[0].load(Ordering::Relaxed),
+            self.versions[1].load(Ordering::Relaxed),
+        );
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Records appended so far.
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
+    }
+
+    /// Parts (each with its Bloom filter).
+    pub fn part_count(&self) -> usize {
+        self.parts.load().len()
     }
 
     /// Bytes readable now: every record below this offset is whole and in
@@ -399,6 +429,7 @@ impl LogSegment {
         }
         self.records.fetch_add(1, Ordering::Relaxed);
         self.max_counter.fetch_max(c, Ordering::Relaxed);
+        self.note_version(version);
         self.dirty.store(true, Ordering::Release);
         self.logical.store(end, Ordering::Release);
         if write_through || a.buffer.len() >= WRITE_BUFFER {
@@ -511,20 +542,28 @@ impl LogSegment {
     }
 
     /// The newest record of `key` that `accept(version, counter)` admits, with
-    /// its value, reading only the parts whose filter may hold the key.
+    /// its value, reading only the parts whose filter may hold the key
+    /// (`probe` counts what the filters did).
     pub fn lookup(
         &self,
         key: &[u8],
         hash: u64,
         accept: &dyn Fn(u64, u64) -> bool,
+        probe: &mut FilterProbe,
     ) -> Result<Option<(RecordPtr, Option<Vec<u8>>)>> {
         let end = self.len();
         let parts = self.parts.load();
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         for (i, part) in parts.iter().enumerate() {
-            if part.start >= end || !part.bloom.may_contain(hash) {
+            if part.start >= end {
                 continue;
             }
+            if !part.bloom.may_contain(hash) {
+                probe.skipped += 1;
+                continue;
+            }
+            probe.searched += 1;
+            let mut has_key = false;
             let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
             let buf = self.read_bytes(part.start, part_end)?;
             let (records, pos) = decode_records(&buf, part.start, self.seed);
@@ -541,6 +580,7 @@ impl LogSegment {
                 if buf.get(start..start + r.key_len as usize) != Some(key) {
                     continue;
                 }
+                has_key = true;
                 if !accept(r.version, r.counter)
                     || best.as_ref().is_some_and(|(b, _)| b.stamp() >= r.stamp())
                 {
@@ -554,6 +594,7 @@ impl LogSegment {
                 };
                 best = Some((r, value));
             }
+            probe.false_positives += u64::from(!has_key);
         }
         Ok(best)
     }
