@@ -44,6 +44,8 @@ impl DbInner {
     /// Makes every put completed before the call durable, and in `Buffered`
     /// mode part of what recovery keeps.
     pub(crate) fn flush(&self) -> Result<()> {
+        // Never report data durable after a failed write or sync.
+        self.check_poison()?;
         match self.opts.durability {
             Durability::Sync => self.sync_logs(),
             Durability::Buffered { .. } => self.checkpoint(),

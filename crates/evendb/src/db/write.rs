@@ -68,7 +68,8 @@ impl DbInner {
                         // Compact in memory now; a split, if the munk
                         // outgrew the chunk, is left to maintenance.
                         let since = Instant::now();
-                        crate::maintenance::munk_rebalance(self, &chunk, false)?;
+                        crate::maintenance::munk_rebalance(self, &chunk, false)
+                            .or_else(|e| self.poison(e))?;
                         let c = self.counters.local();
                         let (n, us) = (&c.put_munk_full_waits, &c.put_munk_full_wait_micros);
                         stats::put_waited(c, n, us, since);
@@ -169,7 +170,7 @@ impl DbInner {
             // put does the rebuild itself rather than let reads slow down.
             if log > limit.saturating_mul(4) {
                 let since = Instant::now();
-                crate::maintenance::funk_rebalance(self, chunk)?;
+                crate::maintenance::funk_rebalance(self, chunk).or_else(|e| self.poison(e))?;
                 let c = self.counters.local();
                 stats::put_waited(c, &c.put_rebuild_waits, &c.put_rebuild_wait_micros, since);
             } else {

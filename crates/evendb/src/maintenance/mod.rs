@@ -107,7 +107,13 @@ fn idle_work(inner: &DbInner) -> Result<()> {
 }
 
 /// Runs the work `bits` asks for on `chunk`.
+/// An I/O failure poisons the store: maintenance failed to write, so no
+/// later write is acknowledged until a reopen shows what is on disk.
 pub(crate) fn run_task(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<()> {
+    run_task_unpoisoned(inner, chunk, bits).or_else(|e| inner.poison(e))
+}
+
+fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<()> {
     chunk.clear_queued(bits);
     if chunk.is_retired() {
         return Ok(());
@@ -133,6 +139,10 @@ pub(crate) fn run_task(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
 /// Rebuilds `chunk` now and merges it with a neighbor if it is small
 /// (`Db::compact`).
 pub(crate) fn compact_chunk(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    compact_unpoisoned(inner, chunk).or_else(|e| inner.poison(e))
+}
+
+fn compact_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     let chunk = chunk.resolve(&chunk.min_key);
     if chunk.is_retired() {
         return Ok(());
