@@ -54,6 +54,7 @@ mod options;
 mod recovery;
 mod scan;
 mod stats;
+mod sync;
 mod version;
 pub mod vfs;
 
