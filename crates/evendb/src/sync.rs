@@ -1,20 +1,34 @@
 //! The synchronization primitives of the concurrency kernels: the
-//! pending-operations array with the global version (`version`).
+//! pending-operations array with the global version (`version`), and the
+//! replacement of chunks in the index (`chunk::lineage`).
 //!
-//! A normal build re-exports `std` atomics and `parking_lot` locks
-//! unchanged: the kernels cost exactly what they would with direct
-//! imports. Built with `--cfg loom`, the same names are the `loom`
+//! A normal build re-exports `std` atomics, `parking_lot` locks, `OnceLock`
+//! and `ArcSwap` unchanged: the kernels cost exactly what they would with
+//! direct imports. Built with `--cfg loom`, the same names are the `loom`
 //! model checker's instrumented types, so its tests
 //! (`RUSTFLAGS="--cfg loom" cargo test -p evendb --release --lib loom_`)
 //! run the production code of the kernels under the interleavings and
 //! weak-memory reorderings loom explores. Only the names the kernels use are
-//! here.
+//! here; `Arc` stays `std` (reference counts are not part of any protocol
+//! checked).
+//!
+//! Two stand-ins under loom, which has no model of them:
+//! - [`OnceLock`]: the value sits in a `std` cell; `get` returns it only
+//!   after an `Acquire` load of a ready flag that `set` stores with
+//!   `Release` after writing it, which is the publication `std`'s
+//!   `OnceLock` guarantees, so a reader that misses the flag sees `None`.
+//! - [`ArcSwap`]: an `Arc` behind a loom mutex. `ArcSwap` loads and stores
+//!   are linearizable with acquire/release; the mutex gives that, plus a
+//!   happens-before edge from a reader to the next writer that the kernels'
+//!   readers never rely on (they write nothing shared).
 
 #[cfg(not(loom))]
 mod imp {
+    pub(crate) use arc_swap::ArcSwap;
     pub(crate) use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub(crate) use std::hint::spin_loop;
     pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+    pub(crate) use std::sync::OnceLock;
     pub(crate) use std::thread::yield_now;
 }
 
@@ -25,6 +39,7 @@ mod imp {
     use loom::sync::MutexGuard;
     pub(crate) use loom::sync::{RwLockReadGuard, RwLockWriteGuard};
     pub(crate) use loom::thread::yield_now;
+    use std::sync::Arc;
 
     /// `parking_lot::Mutex`'s interface over loom's mutex.
     #[derive(Debug, Default)]
@@ -61,6 +76,60 @@ mod imp {
 
         pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
             self.0.write().expect("a model thread panicked")
+        }
+    }
+
+    /// `std::sync::OnceLock` as its publication (see the module doc).
+    #[derive(Debug)]
+    pub(crate) struct OnceLock<T> {
+        value: std::sync::OnceLock<T>,
+        ready: AtomicBool,
+    }
+
+    impl<T> OnceLock<T> {
+        pub(crate) fn new() -> Self {
+            OnceLock {
+                value: std::sync::OnceLock::new(),
+                ready: AtomicBool::new(false),
+            }
+        }
+
+        pub(crate) fn get(&self) -> Option<&T> {
+            if self.ready.load(Ordering::Acquire) {
+                self.value.get()
+            } else {
+                None
+            }
+        }
+
+        pub(crate) fn set(&self, value: T) -> Result<(), T> {
+            self.value.set(value)?;
+            self.ready.store(true, Ordering::Release);
+            Ok(())
+        }
+    }
+
+    /// `arc_swap::ArcSwap`'s interface over a loom mutex (see the module
+    /// doc). `load` hands out the `Arc` itself where `ArcSwap` hands out a
+    /// guard that dereferences to it.
+    #[derive(Debug)]
+    pub(crate) struct ArcSwap<T>(Mutex<Arc<T>>);
+
+    impl<T> ArcSwap<T> {
+        pub(crate) fn from_pointee(value: T) -> Self {
+            ArcSwap(Mutex::new(Arc::new(value)))
+        }
+
+        pub(crate) fn load(&self) -> Arc<T> {
+            self.load_full()
+        }
+
+        pub(crate) fn load_full(&self) -> Arc<T> {
+            self.0.lock().clone()
+        }
+
+        pub(crate) fn store(&self, value: Arc<T>) {
+            *self.0.lock() = value;
         }
     }
 }
