@@ -136,6 +136,16 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// The preemption bound of the larger models (three threads, or one
+/// thread doing two operations). Each step up multiplies their executions
+/// by about eight: 4 runs them in seconds, 5 in about a minute (a million
+/// executions each). Exhaustively, two puts in a row against a scan take
+/// 0.93 million executions, two splits and a scan 0.85 million, and two
+/// puts and a scan did not end in twenty minutes. The smallest models run
+/// unbounded (exhaustive).
+#[cfg(all(test, loom))]
+pub(crate) const PREEMPTION_BOUND: Option<usize> = Some(4);
+
 /// Runs `f` under the model checker in every execution it explores
 /// (with at most `preemptions` preemptions per execution unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise), and prints how many there were.

@@ -16,7 +16,7 @@
 //! replaced chunk it could have moved past).
 
 use super::lineage::{Index, Lineage, Ranged};
-use crate::sync::model;
+use crate::sync::{model, PREEMPTION_BOUND};
 use loom::thread;
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ fn loom_scan_reads_each_key_once_while_its_first_chunk_splits() {
     scan_against("split of the first chunk vs a scan", None, |index, a, _| {
         replace(
             index,
-            &[a.clone()],
+            std::slice::from_ref(a),
             &[node("", Some("f")), node("f", Some("m"))],
         );
     });
@@ -161,7 +161,7 @@ fn loom_scan_reads_each_key_once_while_the_next_chunk_splits() {
     scan_against("split of the next chunk vs a scan", None, |index, _, b| {
         replace(
             index,
-            &[b.clone()],
+            std::slice::from_ref(b),
             &[node("m", Some("r")), node("r", None)],
         );
     });
@@ -175,7 +175,7 @@ fn loom_scan_reads_each_key_once_while_a_chunk_splits_twice() {
         None,
         |index, a, _| {
             let (a1, a2) = (node("", Some("f")), node("f", Some("m")));
-            replace(index, &[a.clone()], &[a1.clone(), a2]);
+            replace(index, std::slice::from_ref(a), &[a1.clone(), a2]);
             replace(index, &[a1], &[node("", Some("d")), node("d", Some("f"))]);
         },
     );
@@ -192,7 +192,7 @@ fn loom_scan_reads_each_key_once_while_its_chunks_merge() {
 /// change, and a scan still reads each key once.
 #[test]
 fn loom_concurrent_splits_keep_the_index_a_partition() {
-    model("two splits vs a scan", Some(3), || {
+    model("two splits vs a scan", PREEMPTION_BOUND, || {
         let (a, b) = (node("", Some("m")), node("m", None));
         let index = Arc::new(Index::new(vec![a.clone(), b.clone()]));
         let writers = [
