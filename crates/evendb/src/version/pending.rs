@@ -26,9 +26,9 @@
 //!   lock taken after the scan's read lock: the first case again.
 //! - The `fence(SeqCst)` after announcing and before reading the slots is
 //!   the paper's Dekker pair; with the slots read under their mutex it is
-//!   not needed: the model checks in `loom_model` pass without it (and,
-//!   separately, with every access to GV `Relaxed`). It costs one full
-//!   fence per operation.
+//!   not needed: the model checks in `loom_model` pass with both fences
+//!   removed and every access to GV `Relaxed`. It costs one full fence per
+//!   operation.
 
 use crate::sync::{fence, spin_loop, yield_now, AtomicBool, AtomicU64, Mutex, Ordering, RwLock};
 use std::sync::Arc;
