@@ -82,7 +82,7 @@ fn write(dir: &Path, start: u64) -> evendb::Result<()> {
             let _ = writeln!(out, "ready");
             let _ = out.flush();
         }
-        if (s + 1) % FLUSH_EVERY == 0 {
+        if (s + 1).is_multiple_of(FLUSH_EVERY) {
             db.flush()?;
             let _ = writeln!(out, "durable {s}");
             let _ = out.flush();

@@ -55,6 +55,7 @@ mod options;
 mod recovery;
 mod scan;
 mod stats;
+mod sync;
 mod version;
 pub mod vfs;
 

@@ -3,10 +3,11 @@
 //!
 //! Invariants:
 //! - A chunk's range `[min_key, end_key)` never changes. A split or merge
-//!   replaces chunks by new ones: it sets the old chunk's `successors`, then
-//!   `retired` (Release), then swaps in a new index. A reader that finds a
-//!   chunk retired (Acquire) follows `successors` to the chunk now holding
-//!   its key, so a stale index costs a few hops and never a wrong answer.
+//!   replaces chunks by new ones: it retires the old chunk for its
+//!   successors, then swaps in a new index; a reader that finds a chunk
+//!   retired follows its successors to the chunk now holding its key, so a
+//!   stale index costs a few hops and never a wrong answer. The orderings
+//!   that make this hold are in `lineage`, which is model-checked.
 //!   A retired chunk's data stays intact for readers that got in first.
 //! - `rebalance` is taken shared by every put for its whole length, and
 //!   exclusively, briefly, by whatever freezes the chunk: a munk rebalance, a
@@ -23,12 +24,20 @@
 //!   segment's append mutex), ordering puts of one key that got the same
 //!   version. New chunks start from their parent's counter.
 
+mod lineage;
+#[cfg(all(test, loom))]
+mod loom_model;
+
 use crate::funk::{Funk, FunkFiles};
 use crate::munk::Munk;
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwapOption;
+use lineage::{Lineage, Ranged};
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+/// The index, swapped atomically; lookups never lock.
+pub(crate) type Index = lineage::Index<Chunk>;
 
 /// Maintenance a chunk is queued for (bits of `Chunk::queued`).
 pub(crate) mod task {
@@ -57,8 +66,8 @@ pub(crate) struct Chunk {
     /// append and before the row-cache refresh: a get that read the funk
     /// inserts into the row cache only if no put completed meanwhile.
     pub applied: AtomicU64,
-    retired: AtomicBool,
-    successors: OnceLock<Vec<Arc<Chunk>>>,
+    /// Whether a split or merge replaced the chunk, and by what.
+    lineage: Lineage<Chunk>,
     /// Access count for the munk cache's LFU policy (halved periodically).
     pub heat: AtomicU32,
     /// Bumped whenever the chunk gains or loses its munk; row-cache entries
@@ -82,8 +91,7 @@ impl Chunk {
             munk: ArcSwapOption::empty(),
             counter: AtomicU64::new(0),
             applied: AtomicU64::new(0),
-            retired: AtomicBool::new(false),
-            successors: OnceLock::new(),
+            lineage: Lineage::new(),
             heat: AtomicU32::new(0),
             generation: AtomicU64::new(0),
             queued: AtomicU8::new(0),
@@ -91,33 +99,21 @@ impl Chunk {
     }
 
     pub fn contains(&self, key: &[u8]) -> bool {
-        key >= self.min_key.as_slice() && self.end_key.as_deref().is_none_or(|e| key < e)
+        Ranged::contains(self, key)
     }
 
     pub fn is_retired(&self) -> bool {
-        self.retired.load(Ordering::Acquire)
+        self.lineage.is_retired()
     }
 
     /// Marks the chunk replaced by `successors` (which cover its range).
     pub fn retire(&self, successors: Vec<Arc<Chunk>>) {
-        let _ = self.successors.set(successors);
-        self.retired.store(true, Ordering::Release);
+        self.lineage.retire(successors);
     }
 
     /// The live chunk holding `key`, following replacements from here.
     pub fn resolve(self: &Arc<Self>, key: &[u8]) -> Arc<Chunk> {
-        let mut c = self.clone();
-        while c.is_retired() {
-            let next = c
-                .successors
-                .get()
-                .and_then(|s| s.iter().find(|n| n.contains(key)).cloned());
-            match next {
-                Some(n) => c = n,
-                None => break,
-            }
-        }
-        c
+        lineage::resolve(self, key)
     }
 
     pub fn funk(&self) -> Option<Arc<Funk>> {
@@ -168,69 +164,16 @@ impl Chunk {
     }
 }
 
-/// The chunks in key order; immutable once built, swapped whole.
-#[derive(Debug, Default)]
-pub(crate) struct ChunkIndex {
-    pub chunks: Vec<Arc<Chunk>>,
-}
-
-impl ChunkIndex {
-    /// Position of the chunk whose range holds `key`.
-    pub fn position(&self, key: &[u8]) -> usize {
-        self.chunks
-            .partition_point(|c| c.min_key.as_slice() <= key)
-            .saturating_sub(1)
+impl Ranged for Chunk {
+    fn min_key(&self) -> &[u8] {
+        &self.min_key
     }
 
-    /// The indexed chunk for `key` (possibly retired since the index was
-    /// built).
-    pub fn get(&self, key: &[u8]) -> Option<&Arc<Chunk>> {
-        self.chunks.get(self.position(key))
-    }
-}
-
-/// The index, swapped atomically; lookups never lock.
-#[derive(Debug)]
-pub(crate) struct Index {
-    current: ArcSwap<ChunkIndex>,
-    /// Serializes index rebuilds (splits and merges replacing chunks).
-    update: Mutex<()>,
-}
-
-impl Index {
-    pub fn new(chunks: Vec<Arc<Chunk>>) -> Self {
-        Index {
-            current: ArcSwap::from_pointee(ChunkIndex { chunks }),
-            update: Mutex::new(()),
-        }
+    fn end_key(&self) -> Option<&[u8]> {
+        self.end_key.as_deref()
     }
 
-    pub fn load(&self) -> Arc<ChunkIndex> {
-        self.current.load_full()
-    }
-
-    /// The live chunk holding `key`.
-    pub fn find(&self, key: &[u8]) -> Option<Arc<Chunk>> {
-        let idx = self.current.load();
-        idx.get(key).map(|c| c.resolve(key))
-    }
-
-    /// Replaces `old` (adjacent chunks, in key order) by `new` in the index.
-    pub fn replace(&self, old: &[Arc<Chunk>], new: &[Arc<Chunk>]) {
-        let _g = self.update.lock();
-        let cur = self.current.load_full();
-        let mut chunks = Vec::with_capacity(cur.chunks.len() + new.len());
-        let mut inserted = false;
-        for c in &cur.chunks {
-            if old.iter().any(|o| Arc::ptr_eq(o, c)) {
-                if !inserted {
-                    chunks.extend(new.iter().cloned());
-                    inserted = true;
-                }
-            } else {
-                chunks.push(c.clone());
-            }
-        }
-        self.current.store(Arc::new(ChunkIndex { chunks }));
+    fn lineage(&self) -> &Lineage<Self> {
+        &self.lineage
     }
 }

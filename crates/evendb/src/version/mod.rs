@@ -12,11 +12,14 @@
 //!   its range, increments `gv`, and waits for the announced puts in its
 //!   range that may fall at or below its version (see `pending`). So when a
 //!   snapshot reads, every put with a version `<= s` in its range has
-//!   completed, and every later put has a version `> s`.
+//!   completed, and every later put has a version `> s`. That ordering
+//!   comes from the slots' locks (see `pending`); the `SeqCst` on `gv` is
+//!   more than it needs. Checked by the model in `loom_model`.
 //! - A snapshot registers its version in `snapshots` before it clears its
 //!   announcement, and [`Versions::oldest_needed`] reads `gv`, then the
 //!   announced scans, then the registry, so a rebuild never misses a
-//!   snapshot being taken.
+//!   snapshot being taken (also checked in `loom_model`). The registry is
+//!   read under its mutex, the scans under their slots' locks.
 //! - `watermark` is a lower bound of every version a reader may still
 //!   need: each value stored is [`Versions::oldest_needed`] at some moment,
 //!   and no reader that appears later reads below it (new snapshots read at
@@ -25,10 +28,9 @@
 
 mod pending;
 
-use parking_lot::Mutex;
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use pending::{Announced, Op, PendingOps};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bits of a version that hold the epoch.
@@ -175,13 +177,16 @@ impl Versions {
         (long_lived, oldest)
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub fn current(&self) -> u64 {
         self.gv.load(Ordering::Acquire)
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_model;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -5,19 +5,32 @@
 //!
 //! Invariants:
 //! - A slot is written only by the thread that owns it (`owned` set), under
-//!   the slot's own mutex; other threads only read it. A thread takes a
-//!   free slot on first use and gives it back when it exits.
-//! - `seq` grows by one when an operation starts and when it ends, so a
-//!   waiter that saw an odd `seq` knows the operation it waited for is over
-//!   once `seq` changes, even if the slot already holds a new one (no ABA).
-//! - Dekker handshake: a put writes its slot, then `fence(SeqCst)`, then
-//!   loads GV; a scan fetch-and-increments GV (SeqCst), then
-//!   `fence(SeqCst)`, then reads the slots. So either the put's load sees
-//!   the increment (its version is above the scan's and it is not in the
-//!   snapshot), or the scan sees the put's slot and waits for it.
+//!   the slot's own mutex; other threads only read it, under the same
+//!   mutex. A thread takes a free slot on first use (`owned` CAS; AcqRel so
+//!   the new owner sees the last owner's writes) and gives it back when it
+//!   exits. `slots` only grows, under its write lock.
+//! - `seq` grows by one when an operation starts and when it ends (under
+//!   the slot's mutex), so a waiter that saw an odd `seq` knows the
+//!   operation it waited for is over once `seq` changes, even if the slot
+//!   already holds a new one (no ABA). Its Acquire load only decides when
+//!   to look again; what the waiter then reads, it reads under the mutex.
+//! - Handshake (a put announces, then reads GV; a scan increments GV, then
+//!   reads the slots): it rests on the locks, not on the atomics. Take one
+//!   slot. If the scan locks it before the put announces there, the put's
+//!   lock comes after the scan's unlock, so the scan's increment happens
+//!   before the put's read of GV, which therefore sees it: the put's version
+//!   is above the scan's, out of its snapshot. If the put announced first,
+//!   the scan's lock comes after, and it sees the announcement (and waits
+//!   for it) or the slot cleared (the put is over, its write visible). A
+//!   slot pushed after the scan copied `slots` was pushed under the write
+//!   lock taken after the scan's read lock: the first case again.
+//! - The `fence(SeqCst)` after announcing and before reading the slots is
+//!   the paper's Dekker pair; with the slots read under their mutex it is
+//!   not needed: the model checks in `loom_model` pass with both fences
+//!   removed and every access to GV `Relaxed`. It costs one full fence per
+//!   operation.
 
-use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use crate::sync::{fence, spin_loop, yield_now, AtomicBool, AtomicU64, Mutex, Ordering, RwLock};
 use std::sync::Arc;
 
 /// What a slot announces.
@@ -58,7 +71,9 @@ pub(crate) struct PendingOps {
     id: u64,
 }
 
-static NEXT_ARRAY_ID: AtomicU64 = AtomicU64::new(1);
+/// Names each array for the per-thread leases; not part of any handshake,
+/// so a plain `std` atomic even under the model checker.
+static NEXT_ARRAY_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Returns a slot to its array when the owning thread exits.
 struct SlotLease(Vec<(u64, Arc<Slot>)>);
@@ -71,8 +86,16 @@ impl Drop for SlotLease {
     }
 }
 
+#[cfg(not(loom))]
 thread_local! {
     static LEASES: std::cell::RefCell<SlotLease> = const { std::cell::RefCell::new(SlotLease(Vec::new())) };
+}
+
+// The model checker runs its threads on one OS thread: they need its
+// thread-locals (dropped, like real ones, when the model thread ends).
+#[cfg(loom)]
+loom::thread_local! {
+    static LEASES: std::cell::RefCell<SlotLease> = std::cell::RefCell::new(SlotLease(Vec::new()));
 }
 
 /// An announced operation; clears its slot when dropped.
@@ -101,7 +124,7 @@ impl PendingOps {
     pub fn new() -> Self {
         PendingOps {
             slots: RwLock::new(Vec::new()),
-            id: NEXT_ARRAY_ID.fetch_add(1, Ordering::Relaxed),
+            id: NEXT_ARRAY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -214,8 +237,8 @@ impl PendingOps {
 fn backoff(spins: &mut u32) {
     *spins += 1;
     if *spins < 64 {
-        std::hint::spin_loop();
+        spin_loop();
     } else {
-        std::thread::yield_now();
+        yield_now();
     }
 }
