@@ -64,6 +64,8 @@ impl DbInner {
         })()
         .and_then(|()| {
             crate::failpoint::failpoint!(self, "checkpoint.before_record");
+            // A put may have failed while the logs were synced.
+            self.check_poison()?;
             match self.checkpoints.file.record(self.checkpoints.epoch, v) {
                 Ok(()) => Ok(()),
                 Err(e) => self.poison(e),

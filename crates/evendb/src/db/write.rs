@@ -13,7 +13,8 @@
 //!    munk-less chunk, refresh the key in the row cache if it is there.
 //! 6. Clear the announcement, release the lock; in `Sync` mode sync the
 //!    segment (concurrent puts share fsyncs). Queue maintenance the chunk
-//!    now needs.
+//!    now needs (a failure there poisons the store but does not fail this
+//!    put, which is applied).
 
 use super::DbInner;
 use crate::cache::row::Tag;
@@ -132,7 +133,13 @@ impl DbInner {
                 }
                 stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
             }
-            self.after_put(&chunk, &funk, munk.as_deref())?;
+            // The put is applied (and, in `Sync` mode, durable): a failure
+            // of the maintenance it triggers poisons the store for later
+            // writes but does not make this put report a failure.
+            if let Err(e) = self.after_put(&chunk, &funk, munk.as_deref()) {
+                log::error!("maintenance after a put to {}: {e}", self.dir.display());
+                let _ = self.poison::<()>(e);
+            }
             return Ok((appended.ptr.version, appended.ptr.counter));
         }
     }
