@@ -122,6 +122,9 @@ fn error_loop(sync: bool, persistent: bool) -> (u64, u64) {
         runs += 1;
         n += step;
     }
+    eprintln!(
+        "io_error_loop sync={sync} persistent={persistent}: {runs} runs over {total} operations, {failures} with a failure"
+    );
     (runs, failures)
 }
 

@@ -146,13 +146,13 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
 
 #[test]
 fn buffered_mode_recovers_a_prefix_at_or_after_the_last_checkpoint() {
-    let r = cycles(false, "buffered_power_loss", 300);
+    let r = cycles(false, "buffered_power_loss", 800);
     assert!(r.crashes_in_recovery > 0 && r.acknowledged_checkpoints > 0);
 }
 
 #[test]
 fn sync_mode_recovers_every_acknowledged_write() {
-    let r = cycles(true, "sync_power_loss", 200);
+    let r = cycles(true, "sync_power_loss", 400);
     assert!(r.crashes_in_recovery > 0 && r.writes > 0);
 }
 
