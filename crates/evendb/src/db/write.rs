@@ -88,6 +88,10 @@ impl DbInner {
                         let c = self.counters.local();
                         let (n, us) = (&c.put_memory_waits, &c.put_memory_wait_micros);
                         stats::put_waited(c, n, us, since);
+                        // An eviction that could not write the munk's log
+                        // poisons the store and leaves the munk: stop here
+                        // rather than retry forever.
+                        self.check_poison()?;
                         continue;
                     }
                 },
