@@ -7,9 +7,14 @@
 //! 2. under `rebalance` held exclusively, add the records appended since
 //!    step 1 (a few, read from the page cache), install the munk.
 //!
+//! A load only reads: it writes no table, whatever the layout of the
+//! chunk's files.
+//!
 //! **Eviction**: under `rebalance` held exclusively, remove the munk; the
 //! funk has every record, so reads simply go back to it. Memory returns to
-//! the budget when the last reader of the munk lets go of it.
+//! the budget when the last reader of the munk lets go of it. The length of
+//! the active segment then is noted: the munk-less log limit that triggers
+//! a funk rebalance counts only the bytes appended after it.
 //!
 //! **Munk rebalance**: under `rebalance` held exclusively (puts wait; gets
 //! and scans read the old munk, which no put changes now), build a sorted,
@@ -55,11 +60,13 @@ pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool>
 }
 
 /// Builds and installs a munk for `chunk` (see the module doc). The caller
-/// holds `funk_change`. Returns false if the budget had no room.
+/// holds `funk_change`. Returns false if the budget had no room. A load
+/// only reads: it never writes a table, however the chunk's files are laid
+/// out (a split gives each part its own files when it must, see `split`).
 pub(crate) fn load_munk(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
-    own: &parking_lot::MutexGuard<'_, ()>,
+    _own: &parking_lot::MutexGuard<'_, ()>,
 ) -> Result<bool> {
     if chunk.has_munk() {
         return Ok(true);
@@ -124,18 +131,10 @@ pub(crate) fn load_munk(
             munk.insert(res, key, Version::new(value, r.version, r.counter), w);
         }
     }
-    let data = munk.data_bytes();
     chunk.set_munk(&frozen, Some(Arc::new(munk)));
     drop(frozen);
     inner.munks.add(chunk);
     stats::add(&inner.counters.local().munk_loads, 1);
-    // Files shared with other chunks since a split cost reads out of
-    // proportion to this chunk's data. Now that the data is in memory,
-    // writing the chunk its own table costs no reads; do it while the
-    // chunk is being read.
-    if funk.size_bytes() > data.saturating_mul(2) {
-        super::rebuild::rebuild_locked(inner, chunk, own)?;
-    }
     Ok(true)
 }
 
@@ -151,6 +150,16 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
         }
     }
     let old = chunk.set_munk(&frozen, None);
+    if old.is_some() {
+        if let Some(f) = chunk.funk() {
+            // What the active segment holds now was written while the munk
+            // served the chunk's reads; the munk-less log limit counts only
+            // what comes after (see `cache::munks`).
+            inner
+                .munks
+                .note_munk_log(chunk, f.active.number, f.active.appended());
+        }
+    }
     drop(frozen);
     inner.munks.remove(chunk);
     if old.is_some() {

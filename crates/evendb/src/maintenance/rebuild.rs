@@ -36,8 +36,21 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Rebuilds the chunk's funk now (splitting it if it grew too large).
+/// Rebuilds the chunk's funk (splitting it if it grew too large) if its log
+/// is still over its limit: the limit of a chunk with a munk, or, for a
+/// munk-less chunk, the munk-less limit counted from when it lost its munk
+/// (see `cache::munks`). A request queued before the chunk's state changed
+/// (a munk loaded or evicted since, a rebuild done) does nothing.
 pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    rebalance_if(inner, chunk, false)
+}
+
+/// Rebuilds the chunk's funk now, whatever its log (`Db::compact`).
+pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    rebalance_if(inner, chunk, true)
+}
+
+fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()> {
     inner.check_poison()?;
     let Some(own) = chunk.funk_change.try_lock() else {
         return Ok(());
@@ -45,12 +58,26 @@ pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> 
     if chunk.is_retired() {
         return Ok(());
     }
-    inner.open_funk(chunk)?;
-    if let Some(m) = chunk.munk() {
+    let funk = inner.open_funk(chunk)?;
+    let munk = chunk.munk();
+    if let Some(m) = &munk {
         if m.data_bytes() > inner.opts.max_chunk_size {
+            drop(munk);
             return split::munk_split(inner, chunk, own);
         }
     }
+    let log = funk.active.appended();
+    let due = match munk {
+        Some(_) => log > inner.opts.munk_log_limit(),
+        None => {
+            let own_log = log.saturating_sub(inner.munks.munk_log(chunk, funk.active.number));
+            own_log > inner.opts.max_log_size
+        }
+    };
+    if !always && !due {
+        return Ok(());
+    }
+    drop(funk);
     rebuild_locked(inner, chunk, &own)
 }
 
