@@ -24,9 +24,10 @@
 //!
 //! **Funk split** (a munk-less chunk whose rebuilt data needs several
 //! tables): the rebuild already diverted the chunk's puts to one new
-//! segment and wrote one table per part; the parts share that segment as
-//! their active log. Publish them, then, under the old chunk's `rebalance`
-//! lock, retire it and swap the parts into the index.
+//! segment and wrote one table per part; the parts share that segment as a
+//! frozen log (it takes the old chunk's puts until the swap) and each gets
+//! its own new active segment. Publish them, then, under the old chunk's
+//! `rebalance` lock, retire it and swap the parts into the index.
 
 use super::count;
 use super::rebuild::{new_segment, rebuild_from_munk_since, record, remove_unreferenced};
@@ -210,8 +211,11 @@ fn cut_where_inserts_go(
     build::cut(entries, parts)
 }
 
-/// Commits a funk split: `outputs` (first key, table) per part, all parts
-/// sharing `segment` as their active log.
+/// Commits a funk split: `outputs` (first key, table) per part. The parts
+/// share `segment` (the puts that arrived during the rebuild) as a frozen
+/// log, and each gets its own new active segment: a shared active segment
+/// would grow with every part's puts, and each part would count them all
+/// against its own munk-less log limit and be rewritten once per part.
 pub(super) fn commit_funk_split(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
@@ -219,6 +223,10 @@ pub(super) fn commit_funk_split(
     segment: Arc<LogSegment>,
 ) -> Result<()> {
     let n = outputs.len();
+    let mut actives = Vec::with_capacity(n);
+    for _ in 0..n {
+        actives.push(new_segment(inner)?);
+    }
     let mut children = Vec::with_capacity(n);
     let mins: Vec<Vec<u8>> = outputs
         .iter()
@@ -231,12 +239,12 @@ pub(super) fn commit_funk_split(
             }
         })
         .collect();
-    for (i, (_, table)) in outputs.into_iter().enumerate() {
+    for (i, ((_, table), active)) in outputs.into_iter().zip(actives).enumerate() {
         let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
         let funk = Funk {
             table: Some(table),
-            frozen: Vec::new(),
-            active: segment.clone(),
+            frozen: vec![segment.clone()],
+            active,
         };
         let child = Arc::new(Chunk::new(
             inner.next_chunk_id(),
