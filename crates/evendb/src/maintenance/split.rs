@@ -15,12 +15,15 @@
 //!    chunk then go to the new ones; readers of the old chunk go on, since
 //!    it no longer changes.
 //! 2. Publish the manifest with the new chunks (each listing the shared old
-//!    files plus its own segment). Then, for each new chunk whose files
-//!    would hold more than `SHARED_READ_LIMIT` times its own data, write its
-//!    own table from its munk (versions with counters below the split's
-//!    cut) and keep its segment as its only log: no record is copied, and
-//!    puts go on throughout. The other parts keep sharing until their own
-//!    next rebuild, so a split usually writes nothing.
+//!    files plus its own segment). Then, for each new chunk that reading
+//!    back from disk would cost more than `SHARED_READ_LIMIT` times its own
+//!    data (shared logs are read whole, a shared table only over the
+//!    chunk's range), write its own table from its munk (versions with
+//!    counters below the split's cut) and keep its segment as its only log:
+//!    no record is copied, and puts go on throughout. The other parts keep
+//!    sharing until their own next rebuild, so a split usually writes
+//!    nothing. This is the only time a part's shared files are split: munk
+//!    loads and other reads never write.
 //!
 //! **Funk split** (a munk-less chunk whose rebuilt data needs several
 //! tables): the rebuild already diverted the chunk's puts to one new
@@ -48,7 +51,7 @@ use std::time::Instant;
 /// amplification of a chunk read from disk. Higher means fewer rewrites
 /// (lower write amplification) and costlier munk loads and scans of the
 /// part from disk.
-const SHARED_READ_LIMIT: u64 = 4;
+const SHARED_READ_LIMIT: u64 = 6;
 
 /// Splits a chunk with a munk; the caller holds its `funk_change`.
 pub(super) fn munk_split(
@@ -166,12 +169,14 @@ pub(super) fn munk_split(
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
     for (child, entries) in children.iter().zip(&child_entries) {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
-        let files = child.funk().map_or(0, |f| f.size_bytes());
-        // A part keeps sharing the old files (writing nothing) unless they
-        // hold over `SHARED_READ_LIMIT` times its own data: then reading it
-        // back from disk would cost too much, and it writes its own table
-        // now.
-        if files > owned.saturating_mul(SHARED_READ_LIMIT) {
+        // What reading the part back from disk costs: every shared log
+        // whole (records are in arrival order), and of the shared table
+        // only the blocks of its range (about its own data at most).
+        let read = child.funk().map_or(0, |f| f.log_bytes()) + owned;
+        // A part keeps sharing the old files (writing nothing) unless that
+        // is over `SHARED_READ_LIMIT` times its own data: then it writes
+        // its own table now.
+        if read > owned.saturating_mul(SHARED_READ_LIMIT) {
             rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
