@@ -83,6 +83,37 @@ impl MunkCache {
         self.resident.lock().retain(|c| !std::ptr::eq(&**c, chunk));
     }
 
+    /// The coldest resident chunks, other than `for_chunk`, each less than
+    /// half as hot as `heat`, whose munks together hold at least `bytes`;
+    /// `None` if there are not enough of them: evicting some munks for a
+    /// load that still cannot happen would only churn the cache.
+    pub fn victims(
+        &self,
+        for_chunk: &Arc<Chunk>,
+        heat: u32,
+        bytes: u64,
+    ) -> Option<Vec<Arc<Chunk>>> {
+        let mut r = self.resident.lock();
+        r.retain(|c| !c.is_retired() && c.has_munk());
+        let mut candidates: Vec<(u32, &Arc<Chunk>)> = r
+            .iter()
+            .filter(|c| !Arc::ptr_eq(c, for_chunk))
+            .map(|c| (c.heat.load(Ordering::Relaxed), c))
+            .filter(|&(h, _)| h.saturating_mul(2) < heat)
+            .collect();
+        candidates.sort_by_key(|&(h, _)| h);
+        let mut freed = 0u64;
+        let mut out = Vec::new();
+        for (_, c) in candidates {
+            if freed >= bytes {
+                break;
+            }
+            freed += c.munk().map_or(0, |m| m.bytes());
+            out.push(c.clone());
+        }
+        (freed >= bytes).then_some(out)
+    }
+
     /// The resident chunk with the least heat, other than `except`.
     pub fn coldest(&self, except: Option<&Arc<Chunk>>) -> Option<Arc<Chunk>> {
         let mut r = self.resident.lock();

@@ -37,26 +37,42 @@ pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool>
     let Some(own) = chunk.funk_change.try_lock() else {
         return Ok(false);
     };
+    load_if_worth_locked(inner, chunk, &own)
+}
+
+/// [`load_if_worth`] for a caller that holds the chunk's `funk_change`.
+pub(crate) fn load_if_worth_locked(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    own: &parking_lot::MutexGuard<'_, ()>,
+) -> Result<bool> {
     if chunk.is_retired() || chunk.has_munk() {
         return Ok(chunk.has_munk());
     }
     let funk = inner.open_funk(chunk)?;
-    // The munk needs about the chunk's data plus per-entry overhead.
-    let need = funk.size_bytes() + funk.size_bytes() / 4;
+    // The load holds the log images it reads and, at the end, the munk:
+    // about the chunk's data plus per-entry overhead. Files shared since a
+    // split hold more than the chunk's data; a chunk holds at most about
+    // twice `max_chunk_size` before it is split.
+    let data = funk.size_bytes().min(inner.opts.max_chunk_size * 2);
+    let need = funk.log_bytes() + data + data / 4;
     let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
-    let headroom = inner.munk_headroom();
-    for _ in 0..8 {
-        if inner.budget.free() >= need + headroom {
-            break;
-        }
-        match inner.munks.coldest(Some(chunk)) {
-            Some(victim) if victim.heat.load(std::sync::atomic::Ordering::Relaxed) * 2 < heat => {
-                evict_munk(inner, &victim);
-            }
-            _ => return Ok(false),
+    // Besides the headroom, a load leaves room for the munks' puts: room
+    // that a put freed by evicting a munk is taken back by a load only if
+    // the load is worth an eviction itself (the chunk is more than twice as
+    // hot as the coldest munk), else each put's eviction would let the next
+    // load in and the cache would churn.
+    let room = need + inner.munk_headroom() + inner.budget.limit() / 32;
+    let free = inner.budget.free();
+    if free < room {
+        let Some(victims) = inner.munks.victims(chunk, heat, room - free) else {
+            return Ok(false);
+        };
+        for v in &victims {
+            evict_munk(inner, v);
         }
     }
-    load_munk(inner, chunk, &own)
+    load_munk(inner, chunk, own)
 }
 
 /// Builds and installs a munk for `chunk` (see the module doc). The caller

@@ -41,6 +41,14 @@ use std::time::Instant;
 /// munk-less chunk, the munk-less limit counted from when it lost its munk
 /// (see `cache::munks`). A request queued before the chunk's state changed
 /// (a munk loaded or evicted since, a rebuild done) does nothing.
+///
+/// A munk-less chunk over its limit gets a munk instead if the munk cache
+/// admits it (the budget has room, or munks at most half as hot can make
+/// it): a chunk written that much is hot, and its log is then compacted in
+/// memory, as the paper intends for hot chunks; no table is written. A log four times over its limit means rebuilds are behind
+/// the puts: the caller then waits for a rebuild of the chunk in progress
+/// rather than append on (a write stall), so a log, and the files the
+/// parts of a split share, stay bounded.
 pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     rebalance_if(inner, chunk, false)
 }
@@ -50,34 +58,52 @@ pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     rebalance_if(inner, chunk, true)
 }
 
+/// How far the chunk's active log is over the limit that triggers its
+/// rebuild, as a multiple of that limit (0 when under it).
+fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
+    let Some(funk) = chunk.funk() else {
+        return 0;
+    };
+    let log = funk.active.appended();
+    let (log, limit) = if chunk.has_munk() {
+        (log, inner.opts.munk_log_limit())
+    } else {
+        let munk_era = inner.munks.munk_log(chunk, funk.active.number);
+        (log.saturating_sub(munk_era), inner.opts.max_log_size)
+    };
+    log / limit.max(1)
+}
+
 fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()> {
     inner.check_poison()?;
-    let Some(own) = chunk.funk_change.try_lock() else {
-        return Ok(());
+    let own = match chunk.funk_change.try_lock() {
+        Some(own) => own,
+        // The caller holds no lock (see `maintenance`), so waiting here
+        // cannot deadlock.
+        None if !always && overdue(inner, chunk) >= 4 => chunk.funk_change.lock(),
+        None => return Ok(()),
     };
     if chunk.is_retired() {
         return Ok(());
     }
-    let funk = inner.open_funk(chunk)?;
-    let munk = chunk.munk();
-    if let Some(m) = &munk {
+    inner.open_funk(chunk)?;
+    if let Some(m) = chunk.munk() {
         if m.data_bytes() > inner.opts.max_chunk_size {
-            drop(munk);
+            drop(m);
             return split::munk_split(inner, chunk, own);
         }
     }
-    let log = funk.active.appended();
-    let due = match munk {
-        Some(_) => log > inner.opts.munk_log_limit(),
-        None => {
-            let own_log = log.saturating_sub(inner.munks.munk_log(chunk, funk.active.number));
-            own_log > inner.opts.max_log_size
+    if !always {
+        if overdue(inner, chunk) == 0 {
+            return Ok(());
         }
-    };
-    if !always && !due {
-        return Ok(());
+        if !chunk.has_munk()
+            && super::munks::load_if_worth_locked(inner, chunk, &own)?
+            && overdue(inner, chunk) == 0
+        {
+            return Ok(());
+        }
     }
-    drop(funk);
     rebuild_locked(inner, chunk, &own)
 }
 
