@@ -198,6 +198,13 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
             return Ok(());
         }
     }
+    // The new cell array is charged before the old one is released (when
+    // its last reader lets go): make room for it first, with no lock held.
+    let array = Munk::array_charge(m.keys() + m.keys() / 2 + 64);
+    drop(m);
+    if inner.budget.free() < array {
+        make_room(inner, array, Some(chunk));
+    }
     let frozen = chunk.rebalance.write();
     if chunk.is_retired() {
         return Ok(());

@@ -22,6 +22,7 @@
 //! files are removed at the next open.
 
 use super::{count, gc_group, split};
+use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::entry::Entry;
@@ -171,6 +172,13 @@ pub(super) fn rebuild_locked(
             out.finish()?
         }
         None => {
+            // The merge holds every log segment read whole: charge it, after
+            // evicting munks to make room for it if need be.
+            let images = frozen.log_bytes();
+            if inner.budget.free() < images {
+                super::make_room(inner, images, None);
+            }
+            let _images = inner.budget.hold(Kind::Work, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             let groups = frozen.key_groups(
                 &chunk.min_key,

@@ -120,7 +120,7 @@ fn the_budget_refuses_and_the_munk_returns_every_byte_it_took() {
         assert_eq!(
             m.reserve(b"b", 2 << 20, 0).err(),
             Some(Refusal::NoMemory(
-                NODE_OVERHEAD + (2 << 20) + 1 + CELL_OVERHEAD
+                NODE_OVERHEAD + value_charge(2 << 20) + key_charge(1)
             ))
         );
         assert!(b.used() > 0);
