@@ -49,6 +49,7 @@ pub(crate) fn load_if_worth_locked(
     if chunk.is_retired() || chunk.has_munk() {
         return Ok(chunk.has_munk());
     }
+    keep_floor(inner);
     let funk = inner.open_funk(chunk)?;
     // The load holds the log images it reads and, at the end, the munk:
     // about the chunk's data plus per-entry overhead. Files shared since a
@@ -120,12 +121,17 @@ pub(crate) fn load_munk(
         Ok(true)
     })();
     budget.release(Kind::Munks, images);
+    let spare = entries.len() / 2 + 64;
+    let array = Munk::array_charge(entries.len() + spare);
+    if matches!(built, Ok(true)) && !budget.try_reserve(Kind::Munks, array, headroom) {
+        budget.release(Kind::Munks, charged);
+        return Ok(false);
+    }
     if !matches!(built, Ok(true)) {
         budget.release(Kind::Munks, charged);
         return built;
     }
-    let spare = entries.len() / 2 + 64;
-    let munk = Munk::build(entries, spare, budget, Charge::Inherit(charged));
+    let munk = Munk::build(entries, spare, budget, Charge::Inherit(charged + array));
     let frozen = chunk.rebalance.write();
     for (log, &limit) in funk.logs().zip(&limits) {
         if let Err(e) = log.flush() {
@@ -187,6 +193,7 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
 /// instead if its munk is over `max_chunk_size` (a split does I/O, so puts
 /// pass false and leave it to maintenance).
 pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: bool) -> Result<()> {
+    keep_floor(inner);
     let Some(m) = chunk.munk() else {
         return Ok(());
     };
@@ -228,6 +235,24 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     chunk.set_munk(&frozen, Some(Arc::new(new)));
     stats::add(&inner.counters.local().munk_rebalances, 1);
     Ok(())
+}
+
+/// Makes room, by evicting munks, for `n` bytes of growth that cannot be
+/// refused, if the budget does not have it free.
+pub(crate) fn room_for(inner: &DbInner, n: u64) {
+    if inner.budget.free() < n {
+        make_room(inner, n, None);
+    }
+}
+
+/// Gives back to the growth that cannot be refused (log filters, table
+/// indexes) the floor of the budget that every reservation leaves free, if
+/// that growth has used half of it: without this, filters growing with the
+/// puts to munk-less chunks could take accounted memory past the limit.
+pub(crate) fn keep_floor(inner: &DbInner) {
+    if inner.budget.free() < inner.budget.floor() / 2 {
+        make_room(inner, inner.budget.floor(), None);
+    }
 }
 
 /// Evicts the coldest munks (never `except`'s) until `n` bytes fit in the

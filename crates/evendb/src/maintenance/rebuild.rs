@@ -77,6 +77,7 @@ fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
 
 fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()> {
     inner.check_poison()?;
+    super::munks::keep_floor(inner);
     let own = match chunk.funk_change.try_lock() {
         Some(own) => own,
         // The caller holds no lock (see `maintenance`), so waiting here
@@ -314,10 +315,14 @@ impl<'a> TableOutput<'a> {
             Err(e) => return self.inner.poison(e),
         };
         crate::stats::add(&self.inner.counters.local().table_bytes_written, size);
-        let reader = self.inner.open_files.table(number, || {
-            TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)
-                .map(|t| t.charged(&self.inner.budget))
-        })?;
+        // The reader's block index is charged as it opens: make room for it
+        // first (no lock held here).
+        let reader = TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)?;
+        super::munks::room_for(self.inner, reader.index_bytes());
+        let reader = self
+            .inner
+            .open_files
+            .table(number, || Ok(reader.charged(&self.inner.budget)))?;
         self.done.push((first, reader));
         Ok(())
     }

@@ -70,6 +70,7 @@ pub(super) fn munk_split(
         .iter()
         .map(MunkEntry::data_size)
         .sum();
+    let munk_keys = munk.keys();
     drop(munk);
     if live <= max {
         drop(own);
@@ -88,6 +89,13 @@ pub(super) fn munk_split(
         }
     })?;
     chunk.files.lock().logs.extend(&numbers);
+    // The parts' cell arrays are charged in step 1, while the old munk's
+    // is still held by its readers: make room for them now, with no lock
+    // held.
+    super::munks::room_for(
+        inner,
+        Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts),
+    );
 
     // Step 1.
     let frozen = chunk.rebalance.write();

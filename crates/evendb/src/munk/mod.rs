@@ -190,11 +190,12 @@ pub(crate) enum Refusal {
 /// How a new munk pays for its memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Charge {
-    /// Take over this many bytes already charged for the same keys and
-    /// chains — by the munk it replaces (see [`Munk::hand_over`]), or by a
-    /// munk load as it built the entries — charging or releasing only the
-    /// difference. The cell array is always charged anew: it is small, and
-    /// rebuilds share keys and chains with the old munk.
+    /// Take over this many bytes already charged — for the same keys and
+    /// chains by the munk it replaces (see [`Munk::hand_over`]), or by a
+    /// munk load for the entries and the cell array it reserved — charging
+    /// or releasing only the difference. A munk that replaces another
+    /// inherits no array: the old munk's array stays charged until its
+    /// last reader lets go of it.
     Inherit(u64),
 }
 
@@ -255,9 +256,9 @@ impl Munk {
         let content: u64 = entries.iter().map(MunkEntry::charge).sum();
         let data: u64 = entries.iter().map(MunkEntry::data_size).sum();
         let Charge::Inherit(inherited) = charge;
-        budget.add(Kind::Munks, array_bytes + content.saturating_sub(inherited));
-        budget.release(Kind::Munks, inherited.saturating_sub(content));
         let charge = array_bytes + content;
+        budget.add(Kind::Munks, charge.saturating_sub(inherited));
+        budget.release(Kind::Munks, inherited.saturating_sub(charge));
         let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
         for (i, e) in entries.into_iter().enumerate() {
             let next = if i + 1 < n { (i + 1) as u32 } else { NIL };
