@@ -58,12 +58,7 @@ pub(crate) fn load_if_worth_locked(
     let data = funk.size_bytes().min(inner.opts.max_chunk_size * 2);
     let need = funk.log_bytes() + data + data / 4;
     let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
-    // Besides the headroom, a load leaves room for the munks' puts: room
-    // that a put freed by evicting a munk is taken back by a load only if
-    // the load is worth an eviction itself (the chunk is more than twice as
-    // hot as the coldest munk), else each put's eviction would let the next
-    // load in and the cache would churn.
-    let room = need + inner.munk_headroom() + inner.budget.limit() / 32;
+    let room = need + inner.munk_headroom();
     let free = inner.budget.free();
     if free < room {
         let Some(victims) = inner.munks.victims(chunk, heat, room - free) else {
