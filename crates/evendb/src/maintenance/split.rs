@@ -65,17 +65,19 @@ pub(super) fn munk_split(
         return Ok(());
     };
     // The munk's data size is an upper bound (overwrites count); measure
-    // what is live. Overwrites alone call for a compaction, not a split.
-    let live: u64 = build::pruned(munk.entries(), inner.versions.refresh_watermark())
-        .iter()
-        .map(MunkEntry::data_size)
-        .sum();
+    // what is live. Overwrites alone call for neither a split nor a
+    // rebuild: puts already cut the chains they make longer, so the
+    // estimate is lowered and the munk is rebuilt only if it is full.
+    let before = munk.data_bytes();
+    let live = munk.live_data();
     let munk_keys = munk.keys();
-    drop(munk);
     if live <= max {
+        munk.recount(before, live);
+        drop(munk);
         drop(own);
         return super::munk_rebalance(inner, chunk, false);
     }
+    drop(munk);
     let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
     // Step 0.
     let mut segments = Vec::with_capacity(parts);

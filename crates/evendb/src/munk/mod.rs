@@ -485,6 +485,30 @@ impl Munk {
         self.data_bytes.load(Ordering::Relaxed)
     }
 
+    /// The data size of what the munk holds now: key and newest value of
+    /// every key whose newest version is not a tombstone (see
+    /// [`MunkEntry::data_size`]). A walk of the cells that takes no
+    /// references, so it costs far less than a rebuild.
+    pub fn live_data(&self) -> u64 {
+        let mut total = 0;
+        let mut i = self.first.load(Ordering::Acquire);
+        while let Some((c, next)) = self.at(i) {
+            let head = c.head.load();
+            if let Some(value) = head.as_ref().and_then(|h| h.value.as_ref()) {
+                total += (c.key.len() + value.len()) as u64 + build::ENTRY_DATA_OVERHEAD;
+            }
+            i = next;
+        }
+        total
+    }
+
+    /// Lowers the data size estimate from `before` (read before `live` was
+    /// measured) to `live`, keeping what puts added meanwhile.
+    pub fn recount(&self, before: u64, live: u64) {
+        self.data_bytes
+            .fetch_sub(before.saturating_sub(live), Ordering::Relaxed);
+    }
+
     /// Hands this munk's charge for keys and chains over to the munks that
     /// replace it (see [`Charge::Inherit`]); it keeps only its cell array's.
     /// Call it when no put can reach this munk any more.
