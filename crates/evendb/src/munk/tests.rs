@@ -206,7 +206,7 @@ fn overwrites_inflate_the_data_estimate_and_a_recount_measures_what_is_live() {
     }
     put(&m, b"gone", Some(b"x"), 20, 20, 20);
     put(&m, b"gone", None, 21, 21, 21);
-    let live = (1 + 100 + build::ENTRY_DATA_OVERHEAD) as u64;
+    let live = 1 + 100 + build::ENTRY_DATA_OVERHEAD;
     assert_eq!(m.live_data(), live);
     let before = m.data_bytes();
     assert!(before > 10 * 100, "every overwrite counts: {before}");
