@@ -155,13 +155,7 @@ stats! {
         merge_micros,
         /// Bytes of tables written by merges.
         merge_table_bytes,
-        /// Tables rewritten from a munk just loaded, because the chunk's files were much larger than its data.
-        munk_rebuilds,
-        /// Time spent in rebuilds after munk loads, in microseconds.
-        munk_rebuild_micros,
-        /// Bytes of tables written by rebuilds after munk loads.
-        munk_rebuild_table_bytes,
-        /// Time spent in all rebuilds that write tables (rebalances, splits, merges, rebuilds after munk loads), in microseconds.
+        /// Time spent in all rebuilds that write tables (rebalances, splits, merges), in microseconds.
         rebuild_micros,
         /// Munks loaded from disk.
         munk_loads,
@@ -220,8 +214,6 @@ stats! {
         split_max_micros,
         /// Longest merge, in microseconds.
         merge_max_micros,
-        /// Longest rebuild after a munk load, in microseconds.
-        munk_rebuild_max_micros,
         /// Longest munk rebalance, in microseconds.
         munk_rebalance_max_micros,
         /// Longest single wait of one put (any cause), in microseconds.
@@ -290,8 +282,6 @@ pub(crate) enum Rebuild {
     Rebalance,
     Split,
     Merge,
-    /// A rebuild from a munk just loaded.
-    AfterMunkLoad,
 }
 
 /// Counts a finished rebuild of `kind` that started at `since` and wrote
@@ -316,12 +306,6 @@ pub(crate) fn rebuilt(c: &Stripe, kind: Rebuild, since: Instant, table_bytes: u6
             &c.merge_micros,
             &c.merge_max_micros,
             &c.merge_table_bytes,
-        ),
-        Rebuild::AfterMunkLoad => (
-            &c.munk_rebuilds,
-            &c.munk_rebuild_micros,
-            &c.munk_rebuild_max_micros,
-            &c.munk_rebuild_table_bytes,
         ),
     };
     add(count, 1);

@@ -52,15 +52,12 @@ fn rebuilds_are_counted_by_kind_with_times_and_table_bytes() {
     }
     assert_eq!(
         s.table_bytes_written,
-        s.rebalance_table_bytes
-            + s.split_table_bytes
-            + s.merge_table_bytes
-            + s.munk_rebuild_table_bytes,
+        s.rebalance_table_bytes + s.split_table_bytes + s.merge_table_bytes,
         "every table written is counted under one kind"
     );
     assert_eq!(
         s.rebuild_micros,
-        s.rebalance_micros + s.split_micros + s.merge_micros + s.munk_rebuild_micros
+        s.rebalance_micros + s.split_micros + s.merge_micros
     );
     assert!(s.write_amplification() > s.table_write_amplification());
     assert!(s.table_write_amplification() > 0.0);
@@ -166,7 +163,7 @@ fn synchronous_puts_count_their_sync_waits() {
 }
 
 #[test]
-fn a_full_budget_makes_puts_wait_for_memory_and_counts_it() {
+fn a_full_budget_evicts_munks_and_counts_put_waits() {
     let fs = MemFs::new();
     let db = common::tiny(&fs)
         .max_chunk_size(64 << 10)
@@ -188,9 +185,18 @@ fn a_full_budget_makes_puts_wait_for_memory_and_counts_it() {
     let s = db.stats();
     assert!(s.munk_loads > 0, "{s:#?}");
     assert!(s.memory_used <= s.memory_budget + (64 << 10), "{s:#?}");
-    let waited = s.put_memory_waits + s.put_munk_full_waits;
-    assert!(waited > 0, "{s:#?}");
-    assert!(s.munk_rebalances > 0 || s.munk_evictions > 0, "{s:#?}");
+    // Munk loads make room before they grow (evicting colder munks), so a
+    // put rarely finds the budget full; whatever waits there were are
+    // counted with their time.
+    assert!(s.munk_evictions > 0, "{s:#?}");
+    assert!(
+        s.put_memory_waits > 0 || s.put_memory_wait_micros == 0,
+        "{s:#?}"
+    );
+    assert!(
+        s.put_munk_full_waits > 0 || s.put_munk_full_wait_micros == 0,
+        "{s:#?}"
+    );
 }
 
 #[test]

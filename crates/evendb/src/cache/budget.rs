@@ -1,20 +1,42 @@
-//! The one memory budget: munks, the row cache, Bloom filters and table
-//! indexes all draw from it, so the store's accounted memory has one limit.
+//! The one memory budget: munks, the row cache, Bloom filters, table and log
+//! indexes and the working memory of rebuilds all draw from it, so the
+//! store's accounted memory has one limit.
 //!
 //! Invariants:
 //! - `used` is the sum of the per-kind counters; both are changed together by
 //!   [`MemoryBudget::add`], [`MemoryBudget::try_reserve`] and
 //!   [`MemoryBudget::release`]. All counters are plain atomics (Relaxed): they
 //!   are figures for decisions, never used to publish data.
-//! - Growth that may be refused (munk loads, munk puts, row-cache inserts) goes
-//!   through [`MemoryBudget::try_reserve`], which never takes `used` past
-//!   `limit`. Growth that cannot be refused (a log part's filter, a table's
-//!   index when a funk opens) goes through [`MemoryBudget::add`] and is kept
-//!   small; when it pushes `used` over the limit, [`MemoryBudget::over`] asks
-//!   the munk cache to evict.
+//! - Growth that may be refused (munk loads, munk puts, row-cache inserts,
+//!   log segment indexes) goes through [`MemoryBudget::try_reserve`], which
+//!   never takes `used` past `limit` minus a floor (1/64 of the limit, at
+//!   most 4 MiB). Growth that cannot be refused (a log part's filter, a
+//!   table's index when a funk opens, a rebuilt munk's cell array, a
+//!   rebuild's log images) goes through [`MemoryBudget::add`]; the floor
+//!   is its room, and whoever adds much makes room first (evicting munks).
+//!   When it still pushes `used` over the limit, [`MemoryBudget::over`]
+//!   asks the munk cache to evict.
+//! - Charges are what the allocator holds ([`heap_size`]): capacity, not
+//!   length, with allocation headers and rounding.
 //! - `peak` is the largest `used` seen (updated on every growth).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes the allocator takes for a heap allocation of `n` bytes: the
+/// request plus an 8-byte header, rounded up to 16 bytes, at least 32 — what
+/// glibc's malloc takes; jemalloc's and mimalloc's size classes are within
+/// a few percent of it. Charges are computed with it, so charged memory is
+/// what the allocator holds, not the bytes asked for.
+pub(crate) const fn heap_size(n: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let chunk = (n + 8 + 15) & !15;
+    (if chunk < 32 { 32 } else { chunk }) as u64
+}
+
+/// Bytes of an `Arc`'s allocation besides its value: the two counters.
+pub(crate) const ARC_HEADER: usize = 2 * std::mem::size_of::<usize>();
 
 /// What a charge to the budget is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +49,12 @@ pub(crate) enum Kind {
     Filters = 2,
     /// Table block indexes held in memory.
     Indexes = 3,
+    /// Working memory of maintenance while it runs: the log images a
+    /// rebuild reads (a munk load charges its images to `Munks`).
+    Work = 4,
 }
 
-const KINDS: usize = 4;
+const KINDS: usize = 5;
 
 #[derive(Debug)]
 pub(crate) struct MemoryBudget {
@@ -49,6 +74,7 @@ pub(crate) struct BudgetView {
     pub row_cache: u64,
     pub filters: u64,
     pub indexes: u64,
+    pub work: u64,
 }
 
 impl MemoryBudget {
@@ -79,10 +105,17 @@ impl MemoryBudget {
         self.used() > self.limit
     }
 
+    /// Bytes every reservation leaves free, whatever headroom it asks for:
+    /// room for the growth that cannot be refused (see the module doc).
+    pub fn floor(&self) -> u64 {
+        (self.limit / 64).min(4 << 20)
+    }
+
     /// Charges `n` bytes if that keeps `used` at or below the limit minus
-    /// `headroom`; returns whether it did.
+    /// `headroom` (at least [`MemoryBudget::floor`]); returns whether it
+    /// did.
     pub fn try_reserve(&self, kind: Kind, n: u64, headroom: u64) -> bool {
-        let cap = self.limit.saturating_sub(headroom);
+        let cap = self.limit.saturating_sub(headroom.max(self.floor()));
         let mut cur = self.used.load(Ordering::Relaxed);
         loop {
             let Some(next) = cur.checked_add(n).filter(|&x| x <= cap) else {
@@ -121,6 +154,17 @@ impl MemoryBudget {
         self.by_kind[kind as usize].fetch_sub(n, Ordering::Relaxed);
     }
 
+    /// Charges `n` bytes of `kind` until the returned guard is dropped
+    /// (working memory that cannot be refused).
+    pub fn hold(&self, kind: Kind, n: u64) -> Held<'_> {
+        self.add(kind, n);
+        Held {
+            budget: self,
+            kind,
+            n,
+        }
+    }
+
     pub fn view(&self) -> BudgetView {
         let k = |kind: Kind| self.by_kind[kind as usize].load(Ordering::Relaxed);
         BudgetView {
@@ -131,7 +175,22 @@ impl MemoryBudget {
             row_cache: k(Kind::RowCache),
             filters: k(Kind::Filters),
             indexes: k(Kind::Indexes),
+            work: k(Kind::Work),
         }
+    }
+}
+
+/// A charge returned to the budget when dropped; see [`MemoryBudget::hold`].
+#[derive(Debug)]
+pub(crate) struct Held<'a> {
+    budget: &'a MemoryBudget,
+    kind: Kind,
+    n: u64,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.kind, self.n);
     }
 }
 
@@ -149,6 +208,30 @@ mod tests {
         b.release(Kind::Munks, 600);
         let v = b.view();
         assert_eq!((v.used, v.munks, v.row_cache, v.peak), (300, 0, 300, 900));
+    }
+
+    #[test]
+    fn every_reservation_leaves_the_floor_free_for_forced_growth() {
+        let b = MemoryBudget::new(64 << 10);
+        assert_eq!(b.floor(), 1 << 10);
+        assert!(!b.try_reserve(Kind::RowCache, 64 << 10, 0));
+        assert!(b.try_reserve(Kind::RowCache, (64 << 10) - (1 << 10), 0));
+        b.add(Kind::Filters, 1 << 10);
+        assert!(!b.over());
+        let held = b.hold(Kind::Work, 1);
+        assert!(b.over());
+        drop(held);
+        assert_eq!(b.view().work, 0);
+        assert!(!b.over());
+    }
+
+    #[test]
+    fn heap_sizes_round_like_the_allocator() {
+        assert_eq!(heap_size(0), 0);
+        assert_eq!(heap_size(1), 32);
+        assert_eq!(heap_size(24), 32);
+        assert_eq!(heap_size(25), 48);
+        assert_eq!(heap_size(800), 816);
     }
 
     #[test]

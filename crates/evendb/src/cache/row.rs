@@ -27,7 +27,7 @@
 //!   removes the key instead, which keeps the cache never stale).
 
 use crate::cache::bloom::key_hash;
-use crate::cache::budget::{Kind, MemoryBudget};
+use crate::cache::budget::{heap_size, Kind, MemoryBudget, ARC_HEADER};
 use parking_lot::RwLock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,9 +40,10 @@ pub(crate) struct Tag {
     pub generation: u64,
 }
 
-/// Bytes charged per entry besides key and value: the hash-map slot, the
-/// boxed key's and the `Arc`'s headers, allocator slack.
-const ENTRY_OVERHEAD: u64 = 96;
+/// Bytes charged per entry for its hash-map slot: the slot and its control
+/// byte, twice over (a table grows by doubling, so up to half its slots are
+/// free).
+const SLOT_CHARGE: u64 = 2 * (std::mem::size_of::<(Box<[u8]>, Entry)>() as u64 + 1);
 
 const SHARDS: usize = 16;
 
@@ -52,8 +53,10 @@ struct Entry {
     tag: Tag,
 }
 
+/// Bytes charged for an entry: its slot, and the key's and the value's
+/// allocations as the allocator takes them.
 fn charge(key: &[u8], value: Option<&[u8]>) -> u64 {
-    ENTRY_OVERHEAD + key.len() as u64 + value.map_or(0, |v| v.len() as u64)
+    SLOT_CHARGE + heap_size(key.len()) + value.map_or(0, |v| heap_size(ARC_HEADER + v.len()))
 }
 
 #[derive(Debug, Default)]

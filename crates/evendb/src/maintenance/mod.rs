@@ -147,7 +147,7 @@ fn compact_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     if chunk.is_retired() {
         return Ok(());
     }
-    funk_rebalance(inner, &chunk)?;
+    rebuild::rebuild_now(inner, &chunk)?;
     // A split replaced it; its parts are rebuilt already.
     let chunk = chunk.resolve(&chunk.min_key);
     if small(inner, &chunk) {

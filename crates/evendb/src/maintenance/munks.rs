@@ -7,9 +7,14 @@
 //! 2. under `rebalance` held exclusively, add the records appended since
 //!    step 1 (a few, read from the page cache), install the munk.
 //!
+//! A load only reads: it writes no table, whatever the layout of the
+//! chunk's files.
+//!
 //! **Eviction**: under `rebalance` held exclusively, remove the munk; the
 //! funk has every record, so reads simply go back to it. Memory returns to
-//! the budget when the last reader of the munk lets go of it.
+//! the budget when the last reader of the munk lets go of it. The length of
+//! the active segment then is noted: the munk-less log limit that triggers
+//! a funk rebalance counts only the bytes appended after it.
 //!
 //! **Munk rebalance**: under `rebalance` held exclusively (puts wait; gets
 //! and scans read the old munk, which no put changes now), build a sorted,
@@ -32,34 +37,48 @@ pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool>
     let Some(own) = chunk.funk_change.try_lock() else {
         return Ok(false);
     };
-    if chunk.is_retired() || chunk.has_munk() {
-        return Ok(chunk.has_munk());
-    }
-    let funk = inner.open_funk(chunk)?;
-    // The munk needs about the chunk's data plus per-entry overhead.
-    let need = funk.size_bytes() + funk.size_bytes() / 4;
-    let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
-    let headroom = inner.munk_headroom();
-    for _ in 0..8 {
-        if inner.budget.free() >= need + headroom {
-            break;
-        }
-        match inner.munks.coldest(Some(chunk)) {
-            Some(victim) if victim.heat.load(std::sync::atomic::Ordering::Relaxed) * 2 < heat => {
-                evict_munk(inner, &victim);
-            }
-            _ => return Ok(false),
-        }
-    }
-    load_munk(inner, chunk, &own)
+    load_if_worth_locked(inner, chunk, &own)
 }
 
-/// Builds and installs a munk for `chunk` (see the module doc). The caller
-/// holds `funk_change`. Returns false if the budget had no room.
-pub(crate) fn load_munk(
+/// [`load_if_worth`] for a caller that holds the chunk's `funk_change`.
+pub(crate) fn load_if_worth_locked(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
     own: &parking_lot::MutexGuard<'_, ()>,
+) -> Result<bool> {
+    if chunk.is_retired() || chunk.has_munk() {
+        return Ok(chunk.has_munk());
+    }
+    keep_floor(inner);
+    let funk = inner.open_funk(chunk)?;
+    // The load holds the log images it reads and, at the end, the munk:
+    // about the chunk's data plus per-entry overhead. Files shared since a
+    // split hold more than the chunk's data; a chunk holds at most about
+    // twice `max_chunk_size` before it is split.
+    let data = funk.size_bytes().min(inner.opts.max_chunk_size * 2);
+    let need = funk.log_bytes() + data + data / 4;
+    let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
+    let room = need + inner.munk_headroom();
+    let free = inner.budget.free();
+    if free < room {
+        let Some(victims) = inner.munks.victims(chunk, heat, room - free) else {
+            return Ok(false);
+        };
+        for v in &victims {
+            evict_munk(inner, v);
+        }
+    }
+    load_munk(inner, chunk, own)
+}
+
+/// Builds and installs a munk for `chunk` (see the module doc). The caller
+/// holds `funk_change`. Returns false if the budget had no room. A load
+/// only reads: it never writes a table, however the chunk's files are laid
+/// out (a split gives each part its own files when it must, see `split`).
+pub(crate) fn load_munk(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    _own: &parking_lot::MutexGuard<'_, ()>,
 ) -> Result<bool> {
     if chunk.has_munk() {
         return Ok(true);
@@ -97,12 +116,17 @@ pub(crate) fn load_munk(
         Ok(true)
     })();
     budget.release(Kind::Munks, images);
+    let spare = entries.len() / 2 + 64;
+    let array = Munk::array_charge(entries.len() + spare);
+    if matches!(built, Ok(true)) && !budget.try_reserve(Kind::Munks, array, headroom) {
+        budget.release(Kind::Munks, charged);
+        return Ok(false);
+    }
     if !matches!(built, Ok(true)) {
         budget.release(Kind::Munks, charged);
         return built;
     }
-    let spare = entries.len() / 2 + 64;
-    let munk = Munk::build(entries, spare, budget, Charge::Inherit(charged));
+    let munk = Munk::build(entries, spare, budget, Charge::Inherit(charged + array));
     let frozen = chunk.rebalance.write();
     for (log, &limit) in funk.logs().zip(&limits) {
         if let Err(e) = log.flush() {
@@ -124,18 +148,10 @@ pub(crate) fn load_munk(
             munk.insert(res, key, Version::new(value, r.version, r.counter), w);
         }
     }
-    let data = munk.data_bytes();
     chunk.set_munk(&frozen, Some(Arc::new(munk)));
     drop(frozen);
     inner.munks.add(chunk);
     stats::add(&inner.counters.local().munk_loads, 1);
-    // Files shared with other chunks since a split cost reads out of
-    // proportion to this chunk's data. Now that the data is in memory,
-    // writing the chunk its own table costs no reads; do it while the
-    // chunk is being read.
-    if funk.size_bytes() > data.saturating_mul(2) {
-        super::rebuild::rebuild_locked(inner, chunk, own, stats::Rebuild::AfterMunkLoad)?;
-    }
     Ok(true)
 }
 
@@ -151,6 +167,16 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
         }
     }
     let old = chunk.set_munk(&frozen, None);
+    if old.is_some() {
+        if let Some(f) = chunk.funk() {
+            // What the active segment holds now was written while the munk
+            // served the chunk's reads; the munk-less log limit counts only
+            // what comes after (see `cache::munks`).
+            inner
+                .munks
+                .note_munk_log(chunk, f.active.number, f.active.appended());
+        }
+    }
     drop(frozen);
     inner.munks.remove(chunk);
     if old.is_some() {
@@ -162,6 +188,7 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
 /// instead if its munk is over `max_chunk_size` (a split does I/O, so puts
 /// pass false and leave it to maintenance).
 pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: bool) -> Result<()> {
+    keep_floor(inner);
     let Some(m) = chunk.munk() else {
         return Ok(());
     };
@@ -172,6 +199,13 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
             }
             return Ok(());
         }
+    }
+    // The new cell array is charged before the old one is released (when
+    // its last reader lets go): make room for it first, with no lock held.
+    let array = Munk::array_charge(m.keys() + m.keys() / 2 + 64);
+    drop(m);
+    if inner.budget.free() < array {
+        make_room(inner, array, Some(chunk));
     }
     let frozen = chunk.rebalance.write();
     let started = std::time::Instant::now();
@@ -201,6 +235,24 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     c.munk_rebalance_max_micros
         .fetch_max(us, std::sync::atomic::Ordering::Relaxed);
     Ok(())
+}
+
+/// Makes room, by evicting munks, for `n` bytes of growth that cannot be
+/// refused, if the budget does not have it free.
+pub(crate) fn room_for(inner: &DbInner, n: u64) {
+    if inner.budget.free() < n {
+        make_room(inner, n, None);
+    }
+}
+
+/// Gives back to the growth that cannot be refused (log filters, table
+/// indexes) the floor of the budget that every reservation leaves free, if
+/// that growth has used half of it: without this, filters growing with the
+/// puts to munk-less chunks could take accounted memory past the limit.
+pub(crate) fn keep_floor(inner: &DbInner) {
+    if inner.budget.free() < inner.budget.floor() / 2 {
+        make_room(inner, inner.budget.floor(), None);
+    }
 }
 
 /// Evicts the coldest munks (never `except`'s) until `n` bytes fit in the

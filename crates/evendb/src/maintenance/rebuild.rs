@@ -22,6 +22,7 @@
 //! files are removed at the next open.
 
 use super::{count, gc_group, split};
+use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::entry::Entry;
@@ -37,11 +38,53 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Rebuilds the chunk's funk now (splitting it if it grew too large).
+/// Rebuilds the chunk's funk (splitting it if it grew too large) if its log
+/// is still over its limit: the limit of a chunk with a munk, or, for a
+/// munk-less chunk, the munk-less limit counted from when it lost its munk
+/// (see `cache::munks`). A request queued before the chunk's state changed
+/// (a munk loaded or evicted since, a rebuild done) does nothing.
+///
+/// A munk-less chunk over its limit gets a munk instead if the munk cache
+/// admits it (the budget has room, or munks at most half as hot can make
+/// it): a chunk written that much is hot, and its log is then compacted in
+/// memory, as the paper intends for hot chunks; no table is written. A log four times over its limit means rebuilds are behind
+/// the puts: the caller then waits for a rebuild of the chunk in progress
+/// rather than append on (a write stall), so a log, and the files the
+/// parts of a split share, stay bounded.
 pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    rebalance_if(inner, chunk, false)
+}
+
+/// Rebuilds the chunk's funk now, whatever its log (`Db::compact`).
+pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    rebalance_if(inner, chunk, true)
+}
+
+/// How far the chunk's active log is over the limit that triggers its
+/// rebuild, as a multiple of that limit (0 when under it).
+fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
+    let Some(funk) = chunk.funk() else {
+        return 0;
+    };
+    let log = funk.active.appended();
+    let (log, limit) = if chunk.has_munk() {
+        (log, inner.opts.munk_log_limit())
+    } else {
+        let munk_era = inner.munks.munk_log(chunk, funk.active.number);
+        (log.saturating_sub(munk_era), inner.opts.max_log_size)
+    };
+    log / limit.max(1)
+}
+
+fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()> {
     inner.check_poison()?;
-    let Some(own) = chunk.funk_change.try_lock() else {
-        return Ok(());
+    super::munks::keep_floor(inner);
+    let own = match chunk.funk_change.try_lock() {
+        Some(own) => own,
+        // The caller holds no lock (see `maintenance`), so waiting here
+        // cannot deadlock.
+        None if !always && overdue(inner, chunk) >= 4 => chunk.funk_change.lock(),
+        None => return Ok(()),
     };
     if chunk.is_retired() {
         return Ok(());
@@ -49,7 +92,19 @@ pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> 
     inner.open_funk(chunk)?;
     if let Some(m) = chunk.munk() {
         if m.data_bytes() > inner.opts.max_chunk_size {
+            drop(m);
             return split::munk_split(inner, chunk, own);
+        }
+    }
+    if !always {
+        if overdue(inner, chunk) == 0 {
+            return Ok(());
+        }
+        if !chunk.has_munk()
+            && super::munks::load_if_worth_locked(inner, chunk, &own)?
+            && overdue(inner, chunk) == 0
+        {
+            return Ok(());
         }
     }
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
@@ -122,6 +177,13 @@ pub(super) fn rebuild_locked(
             out.finish()?
         }
         None => {
+            // The merge holds every log segment read whole: charge it, after
+            // evicting munks to make room for it if need be.
+            let images = frozen.log_bytes();
+            if inner.budget.free() < images {
+                super::make_room(inner, images, None);
+            }
+            let _images = inner.budget.hold(Kind::Work, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             let groups = frozen.key_groups(
                 &chunk.min_key,
@@ -263,10 +325,14 @@ impl<'a> TableOutput<'a> {
             Err(e) => return self.inner.poison(e),
         };
         crate::stats::add(&self.inner.counters.local().table_bytes_written, size);
-        let reader = self.inner.open_files.table(number, || {
-            TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)
-                .map(|t| t.charged(&self.inner.budget))
-        })?;
+        // The reader's block index is charged as it opens: make room for it
+        // first (no lock held here).
+        let reader = TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)?;
+        super::munks::room_for(self.inner, reader.index_bytes());
+        let reader = self
+            .inner
+            .open_files
+            .table(number, || Ok(reader.charged(&self.inner.budget)))?;
         self.done.push((first, reader));
         Ok(())
     }

@@ -15,18 +15,22 @@
 //!    chunk then go to the new ones; readers of the old chunk go on, since
 //!    it no longer changes.
 //! 2. Publish the manifest with the new chunks (each listing the shared old
-//!    files plus its own segment). Then, for each new chunk whose files
-//!    would hold more than `SHARED_READ_LIMIT` times its own data, write its
-//!    own table from its munk (versions with counters below the split's
-//!    cut) and keep its segment as its only log: no record is copied, and
-//!    puts go on throughout. The other parts keep sharing until their own
-//!    next rebuild, so a split usually writes nothing.
+//!    files plus its own segment). Then, for each new chunk that reading
+//!    back from disk would cost more than `SHARED_READ_LIMIT` times its own
+//!    data (shared logs are read whole, a shared table only over the
+//!    chunk's range), write its own table from its munk (versions with
+//!    counters below the split's cut) and keep its segment as its only log:
+//!    no record is copied, and puts go on throughout. The other parts keep
+//!    sharing until their own next rebuild, so a split usually writes
+//!    nothing. This is the only time a part's shared files are split: munk
+//!    loads and other reads never write.
 //!
 //! **Funk split** (a munk-less chunk whose rebuilt data needs several
 //! tables): the rebuild already diverted the chunk's puts to one new
-//! segment and wrote one table per part; the parts share that segment as
-//! their active log. Publish them, then, under the old chunk's `rebalance`
-//! lock, retire it and swap the parts into the index.
+//! segment and wrote one table per part; the parts share that segment as a
+//! frozen log (it takes the old chunk's puts until the swap) and each gets
+//! its own new active segment. Publish them, then, under the old chunk's
+//! `rebalance` lock, retire it and swap the parts into the index.
 
 use super::count;
 use super::rebuild::{new_segment, rebuild_from_munk_since, record, remove_unreferenced};
@@ -47,7 +51,7 @@ use std::time::Instant;
 /// amplification of a chunk read from disk. Higher means fewer rewrites
 /// (lower write amplification) and costlier munk loads and scans of the
 /// part from disk.
-const SHARED_READ_LIMIT: u64 = 4;
+const SHARED_READ_LIMIT: u64 = 6;
 
 /// Splits a chunk with a munk; the caller holds its `funk_change`.
 pub(super) fn munk_split(
@@ -61,16 +65,19 @@ pub(super) fn munk_split(
         return Ok(());
     };
     // The munk's data size is an upper bound (overwrites count); measure
-    // what is live. Overwrites alone call for a compaction, not a split.
-    let live: u64 = build::pruned(munk.entries(), inner.versions.refresh_watermark())
-        .iter()
-        .map(MunkEntry::data_size)
-        .sum();
-    drop(munk);
+    // what is live. Overwrites alone call for neither a split nor a
+    // rebuild: puts already cut the chains they make longer, so the
+    // estimate is lowered and the munk is rebuilt only if it is full.
+    let before = munk.data_bytes();
+    let live = munk.live_data();
+    let munk_keys = munk.keys();
     if live <= max {
+        munk.recount(before, live);
+        drop(munk);
         drop(own);
         return super::munk_rebalance(inner, chunk, false);
     }
+    drop(munk);
     let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
     // Step 0.
     let mut segments = Vec::with_capacity(parts);
@@ -85,6 +92,13 @@ pub(super) fn munk_split(
     })?;
     chunk.files.lock().logs.extend(&numbers);
     crate::failpoint::failpoint!(inner, "munk_split.after_segments");
+    // The parts' cell arrays are charged in step 1, while the old munk's
+    // is still held by its readers: make room for them now, with no lock
+    // held.
+    super::munks::room_for(
+        inner,
+        Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts),
+    );
 
     // Step 1.
     let frozen = chunk.rebalance.write();
@@ -169,12 +183,14 @@ pub(super) fn munk_split(
     let mut written = 0;
     for (child, entries) in children.iter().zip(&child_entries) {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
-        let files = child.funk().map_or(0, |f| f.size_bytes());
-        // A part keeps sharing the old files (writing nothing) unless they
-        // hold over `SHARED_READ_LIMIT` times its own data: then reading it
-        // back from disk would cost too much, and it writes its own table
-        // now.
-        if files > owned.saturating_mul(SHARED_READ_LIMIT) {
+        // What reading the part back from disk costs: every shared log
+        // whole (records are in arrival order), and of the shared table
+        // only the blocks of its range (about its own data at most).
+        let read = child.funk().map_or(0, |f| f.log_bytes()) + owned;
+        // A part keeps sharing the old files (writing nothing) unless that
+        // is over `SHARED_READ_LIMIT` times its own data: then it writes
+        // its own table now.
+        if read > owned.saturating_mul(SHARED_READ_LIMIT) {
             written += rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
@@ -214,8 +230,11 @@ fn cut_where_inserts_go(
     build::cut(entries, parts)
 }
 
-/// Commits a funk split: `outputs` (first key, table) per part, all parts
-/// sharing `segment` as their active log.
+/// Commits a funk split: `outputs` (first key, table) per part. The parts
+/// share `segment` (the puts that arrived during the rebuild) as a frozen
+/// log, and each gets its own new active segment: a shared active segment
+/// would grow with every part's puts, and each part would count them all
+/// against its own munk-less log limit and be rewritten once per part.
 pub(super) fn commit_funk_split(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
@@ -224,6 +243,10 @@ pub(super) fn commit_funk_split(
 ) -> Result<()> {
     crate::failpoint::failpoint!(inner, "split.after_tables");
     let n = outputs.len();
+    let mut actives = Vec::with_capacity(n);
+    for _ in 0..n {
+        actives.push(new_segment(inner)?);
+    }
     let mut children = Vec::with_capacity(n);
     let mins: Vec<Vec<u8>> = outputs
         .iter()
@@ -236,12 +259,12 @@ pub(super) fn commit_funk_split(
             }
         })
         .collect();
-    for (i, (_, table)) in outputs.into_iter().enumerate() {
+    for (i, ((_, table), active)) in outputs.into_iter().zip(actives).enumerate() {
         let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
         let funk = Funk {
             table: Some(table),
-            frozen: Vec::new(),
-            active: segment.clone(),
+            frozen: vec![segment.clone()],
+            active,
         };
         let child = Arc::new(Chunk::new(
             inner.next_chunk_id(),

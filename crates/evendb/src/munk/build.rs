@@ -2,7 +2,7 @@
 //! another munk (munk rebalance, split), and into table entries (funk
 //! rebalance from a munk, the second phase of a split).
 
-use super::{chain_charge, Version, CELL_OVERHEAD};
+use super::{chain_charge, key_charge, Version};
 use crate::entry::Entry;
 use std::sync::Arc;
 
@@ -29,9 +29,10 @@ impl MunkEntry {
         self.key.len() as u64 + value + ENTRY_DATA_OVERHEAD
     }
 
-    /// Bytes this entry is charged in a munk.
+    /// Bytes this entry is charged in a munk: its key's and its version
+    /// nodes' allocations (its cell is a slot of the munk's array).
     pub fn charge(&self) -> u64 {
-        self.key.len() as u64 + CELL_OVERHEAD + chain_charge(&self.head)
+        key_charge(self.key.len()) + chain_charge(&self.head)
     }
 
     /// A chain from one key's versions, newest first, as a funk read them:

@@ -39,7 +39,7 @@ pub(crate) mod build;
 
 pub(crate) use build::MunkEntry;
 
-use crate::cache::budget::{Kind, MemoryBudget};
+use crate::cache::budget::{heap_size, Kind, MemoryBudget, ARC_HEADER};
 use arc_swap::ArcSwapOption;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -53,9 +53,21 @@ const LONG_WALK: u32 = 128;
 /// Recently inserted cells a lookup may start its walk from.
 const HINTS: usize = 4;
 
-/// Fixed bytes charged per version node and per cell besides key and value.
-pub(crate) const NODE_OVERHEAD: u64 = (std::mem::size_of::<Version>() + 16) as u64;
-pub(crate) const CELL_OVERHEAD: u64 = (std::mem::size_of::<OnceLock<Cell>>() + 16) as u64;
+/// Bytes charged per version node besides its value: the node's `Arc`
+/// allocation as the allocator takes it.
+pub(crate) const NODE_OVERHEAD: u64 = heap_size(ARC_HEADER + std::mem::size_of::<Version>());
+
+/// Bytes charged for a value of `len` bytes (its boxed allocation).
+pub(crate) const fn value_charge(len: usize) -> u64 {
+    heap_size(len)
+}
+
+/// Bytes charged for a cell's key of `len` bytes (its `Arc<[u8]>`
+/// allocation). The cell itself is a slot of the cell array, charged with
+/// the array.
+pub(crate) const fn key_charge(len: usize) -> u64 {
+    heap_size(ARC_HEADER + len)
+}
 
 /// One version of a key.
 #[derive(Debug)]
@@ -127,9 +139,9 @@ impl Version {
         }
     }
 
-    /// Bytes charged for this node.
+    /// Bytes charged for this node: what the allocator holds for it.
     pub fn charge(&self) -> u64 {
-        NODE_OVERHEAD + self.value.as_ref().map_or(0, |v| v.len() as u64)
+        NODE_OVERHEAD + self.value.as_ref().map_or(0, |v| value_charge(v.len()))
     }
 }
 
@@ -178,11 +190,12 @@ pub(crate) enum Refusal {
 /// How a new munk pays for its memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Charge {
-    /// Take over this many bytes already charged for the same keys and
-    /// chains — by the munk it replaces (see [`Munk::hand_over`]), or by a
-    /// munk load as it built the entries — charging or releasing only the
-    /// difference. The cell array is always charged anew: it is small, and
-    /// rebuilds share keys and chains with the old munk.
+    /// Take over this many bytes already charged — for the same keys and
+    /// chains by the munk it replaces (see [`Munk::hand_over`]), or by a
+    /// munk load for the entries and the cell array it reserved — charging
+    /// or releasing only the difference. A munk that replaces another
+    /// inherits no array: the old munk's array stays charged until its
+    /// last reader lets go of it.
     Inherit(u64),
 }
 
@@ -221,6 +234,14 @@ impl Drop for Munk {
 }
 
 impl Munk {
+    /// Bytes charged for the cell array of a munk with room for `capacity`
+    /// keys, with the munk's own `Arc` allocation.
+    pub fn array_charge(capacity: usize) -> u64 {
+        let capacity = capacity.clamp(1, NIL as usize - 1);
+        heap_size(capacity * std::mem::size_of::<OnceLock<Cell>>())
+            + heap_size(ARC_HEADER + std::mem::size_of::<Munk>())
+    }
+
     /// A munk over `entries` (sorted by key, distinct), with room for
     /// `spare` more keys, paid for as `charge` says.
     pub fn build(
@@ -231,13 +252,13 @@ impl Munk {
     ) -> Munk {
         let n = entries.len();
         let capacity = n.saturating_add(spare).clamp(1, NIL as usize - 1);
-        let array_bytes = (capacity * std::mem::size_of::<OnceLock<Cell>>()) as u64;
+        let array_bytes = Munk::array_charge(capacity);
         let content: u64 = entries.iter().map(MunkEntry::charge).sum();
         let data: u64 = entries.iter().map(MunkEntry::data_size).sum();
         let Charge::Inherit(inherited) = charge;
-        budget.add(Kind::Munks, array_bytes + content.saturating_sub(inherited));
-        budget.release(Kind::Munks, inherited.saturating_sub(content));
         let charge = array_bytes + content;
+        budget.add(Kind::Munks, charge.saturating_sub(inherited));
+        budget.release(Kind::Munks, inherited.saturating_sub(charge));
         let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
         for (i, e) in entries.into_iter().enumerate() {
             let next = if i + 1 < n { (i + 1) as u32 } else { NIL };
@@ -339,9 +360,9 @@ impl Munk {
         headroom: u64,
     ) -> Result<Reservation, Refusal> {
         let existing = self.find_index(key);
-        let mut charge = NODE_OVERHEAD + value_len as u64;
+        let mut charge = NODE_OVERHEAD + value_charge(value_len);
         if existing.is_none() {
-            charge += key.len() as u64 + CELL_OVERHEAD;
+            charge += key_charge(key.len());
         }
         if !self.budget.try_reserve(Kind::Munks, charge, headroom) {
             return Err(Refusal::NoMemory(charge));
@@ -448,6 +469,11 @@ impl Munk {
         claimed >= cap - cap / 8 || self.long_walks.load(Ordering::Relaxed) > 16
     }
 
+    /// Cells claimed: the keys the munk holds, plus cells lost to races.
+    pub fn keys(&self) -> usize {
+        self.claimed.load(Ordering::Relaxed) as usize
+    }
+
     /// Bytes charged to the budget for this munk.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
@@ -457,6 +483,30 @@ impl Munk {
     /// `max_chunk_size` (exact right after a rebuild).
     pub fn data_bytes(&self) -> u64 {
         self.data_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The data size of what the munk holds now: key and newest value of
+    /// every key whose newest version is not a tombstone (see
+    /// [`MunkEntry::data_size`]). A walk of the cells that takes no
+    /// references, so it costs far less than a rebuild.
+    pub fn live_data(&self) -> u64 {
+        let mut total = 0;
+        let mut i = self.first.load(Ordering::Acquire);
+        while let Some((c, next)) = self.at(i) {
+            let head = c.head.load();
+            if let Some(value) = head.as_ref().and_then(|h| h.value.as_ref()) {
+                total += (c.key.len() + value.len()) as u64 + build::ENTRY_DATA_OVERHEAD;
+            }
+            i = next;
+        }
+        total
+    }
+
+    /// Lowers the data size estimate from `before` (read before `live` was
+    /// measured) to `live`, keeping what puts added meanwhile.
+    pub fn recount(&self, before: u64, live: u64) {
+        self.data_bytes
+            .fetch_sub(before.saturating_sub(live), Ordering::Relaxed);
     }
 
     /// Hands this munk's charge for keys and chains over to the munks that

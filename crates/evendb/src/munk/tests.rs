@@ -120,7 +120,7 @@ fn the_budget_refuses_and_the_munk_returns_every_byte_it_took() {
         assert_eq!(
             m.reserve(b"b", 2 << 20, 0).err(),
             Some(Refusal::NoMemory(
-                NODE_OVERHEAD + (2 << 20) + 1 + CELL_OVERHEAD
+                NODE_OVERHEAD + value_charge(2 << 20) + key_charge(1)
             ))
         );
         assert!(b.used() > 0);
@@ -196,4 +196,22 @@ fn concurrent_puts_of_the_same_new_keys_leave_one_cell_each() {
         let head = e.head.expect("head");
         assert!(head.older().is_none());
     }
+}
+
+#[test]
+fn overwrites_inflate_the_data_estimate_and_a_recount_measures_what_is_live() {
+    let (m, _b) = empty(10);
+    for i in 0..10u64 {
+        put(&m, b"k", Some(&[0u8; 100]), i + 1, i + 1, i + 1);
+    }
+    put(&m, b"gone", Some(b"x"), 20, 20, 20);
+    put(&m, b"gone", None, 21, 21, 21);
+    let live = 1 + 100 + build::ENTRY_DATA_OVERHEAD;
+    assert_eq!(m.live_data(), live);
+    let before = m.data_bytes();
+    assert!(before > 10 * 100, "every overwrite counts: {before}");
+    // A put between the measure and the recount is kept.
+    put(&m, b"k", Some(&[0u8; 100]), 30, 30, 30);
+    m.recount(before, live);
+    assert_eq!(m.data_bytes(), live + 100);
 }

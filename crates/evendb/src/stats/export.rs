@@ -215,13 +215,6 @@ impl fmt::Display for Stats {
                 Some(s.merge_table_bytes),
             ),
             (
-                "munk rebuild",
-                s.munk_rebuilds,
-                s.munk_rebuild_micros,
-                s.munk_rebuild_max_micros,
-                Some(s.munk_rebuild_table_bytes),
-            ),
-            (
                 "munk rebalance",
                 s.munk_rebalances,
                 s.munk_rebalance_micros,
@@ -445,7 +438,6 @@ mod tests {
             "funk rebalance",
             "split",
             "merge",
-            "munk rebuild",
             "row cache",
             "log filters",
             "memory",

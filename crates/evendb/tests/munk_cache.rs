@@ -1,0 +1,138 @@
+//! The munk cache under a small memory budget: reads load and evict munks
+//! but never write, and accounted memory never passes the budget.
+
+mod common;
+
+use evendb::vfs::MemFs;
+use evendb::{Db, Durability, Options, Stats};
+use std::sync::Arc;
+
+const BUDGET: u64 = 256 << 10;
+
+/// Small chunks and a budget that holds a few munks, so splits, munk loads
+/// and evictions all happen; deterministic (no background threads).
+fn small_budget(fs: &MemFs) -> Db {
+    Options::default()
+        .storage(Arc::new(fs.clone()))
+        .durability(Durability::Sync)
+        .max_chunk_size(16 << 10)
+        .max_log_size(4 << 10)
+        .block_size(256)
+        .memory_budget(BUDGET)
+        .maintenance_threads(0)
+        .open(common::dir())
+        .expect("open")
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+/// Puts `n` keys with 100-byte values in a scattered order, so every chunk
+/// grows and splits.
+fn load(db: &Db, n: u64) {
+    for i in 0..n {
+        let k = i * 7919 % n;
+        db.put(key(k), [k as u8; 100]).expect("put");
+    }
+}
+
+fn check_budget(s: &Stats, when: &str) {
+    assert!(
+        s.memory_used <= s.memory_budget && s.memory_peak <= s.memory_budget,
+        "{when}: accounted {} (peak {}) over the budget {}: {s:?}",
+        s.memory_used,
+        s.memory_peak,
+        s.memory_budget
+    );
+}
+
+#[test]
+fn munk_loads_on_a_read_only_workload_write_no_table_bytes() {
+    // Postmortem: a munk load rewrote the table of a chunk whose files were
+    // still shared since a split, so a read-mostly phase wrote whole tables.
+    let fs = MemFs::new();
+    let n = 4000;
+    {
+        // Loaded with munks everywhere: chunks split as munks, and their
+        // parts share the files they split from.
+        let db = Options::default()
+            .storage(Arc::new(fs.clone()))
+            .max_chunk_size(16 << 10)
+            .max_log_size(4 << 10)
+            .block_size(256)
+            .maintenance_threads(0)
+            .open(common::dir())
+            .expect("open");
+        load(&db, n);
+    }
+    let db = small_budget(&fs);
+    db.flush().expect("flush");
+    let before = db.stats();
+    assert!(before.chunks > 10, "the load should split chunks");
+    // Hot regions move over the key space: munks are loaded for them and
+    // evicted for the next ones.
+    for round in 0..40u64 {
+        let base = round * n / 40;
+        for j in 0..100 {
+            let k = base + j % (n / 40);
+            assert_eq!(db.get(key(k)).expect("get"), Some(vec![k as u8; 100]));
+        }
+        let scanned = db.scan(key(base)..).take(50).count();
+        assert_eq!(scanned, 50.min((n - base) as usize));
+    }
+    let after = db.stats();
+    assert!(
+        after.munk_loads > before.munk_loads + 5,
+        "reads should load munks: {} then {}",
+        before.munk_loads,
+        after.munk_loads
+    );
+    assert!(after.munk_evictions > before.munk_evictions);
+    assert_eq!(
+        after.table_bytes_written, before.table_bytes_written,
+        "reads wrote tables"
+    );
+    assert_eq!(after.log_bytes_written, before.log_bytes_written);
+    assert_eq!(
+        after.rebalances + after.splits,
+        before.rebalances + before.splits
+    );
+}
+
+#[test]
+fn accounted_memory_never_passes_the_budget_under_loads_and_evictions() {
+    let seed = common::seed("accounted_memory_never_passes_the_budget");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let fs = MemFs::new();
+    let db = small_budget(&fs);
+    let n = 3000;
+    load(&db, n);
+    check_budget(&db.stats(), "after the load");
+    let mut hot = 0u64;
+    for op in 0..common::iterations(20_000) {
+        if op % 500 == 0 {
+            // The hot range moves: its chunks get munks, others lose them.
+            hot = rng.u64(0..n);
+        }
+        let k = if rng.u8(0..10) < 8 {
+            (hot + rng.u64(0..n / 20)) % n
+        } else {
+            rng.u64(0..n)
+        };
+        match rng.u8(0..10) {
+            0..=3 => drop(db.get(key(k)).expect("get")),
+            4..=6 => db
+                .put(key(k), vec![op as u8; rng.usize(1..300)])
+                .expect("put"),
+            7 => db.delete(key(k)).expect("delete"),
+            _ => drop(db.scan(key(k)..).take(20).count()),
+        }
+        if op % 100 == 0 {
+            check_budget(&db.stats(), &format!("op {op} (seed {seed})"));
+        }
+    }
+    let s = db.stats();
+    check_budget(&s, &format!("the end (seed {seed})"));
+    assert!(s.munk_loads > 0 && s.munk_evictions > 0);
+}
