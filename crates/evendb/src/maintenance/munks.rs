@@ -246,7 +246,10 @@ pub(crate) fn room_for(inner: &DbInner, n: u64) {
 /// puts to munk-less chunks could take accounted memory past the limit.
 pub(crate) fn keep_floor(inner: &DbInner) {
     if inner.budget.free() < inner.budget.floor() / 2 {
-        make_room(inner, inner.budget.floor(), None);
+        // To the headroom munk puts keep (the floor, for budgets from
+        // 256 MiB), no further: each munk evicted here is a hot chunk
+        // writing through and reloaded soon.
+        make_room(inner, 0, None);
     }
 }
 
