@@ -240,8 +240,13 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
 /// Makes room, by evicting munks, for `n` bytes of growth that cannot be
 /// refused, if the budget does not have it free.
 pub(crate) fn room_for(inner: &DbInner, n: u64) {
-    if inner.budget.free() < n {
-        make_room(inner, n, None);
+    while inner.budget.free() < n {
+        let before = inner.budget.free();
+        if make_room(inner, n, None) || inner.budget.free() <= before {
+            // Room made, or nothing more to evict (or what was evicted is
+            // still held by readers): growth that cannot be refused goes on.
+            break;
+        }
     }
 }
 
@@ -251,7 +256,10 @@ pub(crate) fn room_for(inner: &DbInner, n: u64) {
 /// puts to munk-less chunks could take accounted memory past the limit.
 pub(crate) fn keep_floor(inner: &DbInner) {
     if inner.budget.free() < inner.budget.floor() / 2 {
-        make_room(inner, inner.budget.floor(), None);
+        // To the headroom munk puts keep (the floor, for budgets from
+        // 256 MiB), no further: each munk evicted here is a hot chunk
+        // writing through and reloaded soon.
+        make_room(inner, 0, None);
     }
 }
 

@@ -180,9 +180,7 @@ pub(super) fn rebuild_locked(
             // The merge holds every log segment read whole: charge it, after
             // evicting munks to make room for it if need be.
             let images = frozen.log_bytes();
-            if inner.budget.free() < images {
-                super::make_room(inner, images, None);
-            }
+            super::munks::room_for(inner, images);
             let _images = inner.budget.hold(Kind::Work, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             let groups = frozen.key_groups(
