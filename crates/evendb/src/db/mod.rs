@@ -88,7 +88,7 @@ pub(crate) struct DbInner {
     /// The access count at which heats are halved next.
     next_decay: std::sync::atomic::AtomicU64,
     poisoned: Mutex<Option<String>>,
-    /// Wakes the syncer at close.
+    /// Wakes the checkpointer at close.
     pub shutdown: AtomicBool,
     stop_lock: Mutex<()>,
     stop_cv: Condvar,
