@@ -19,6 +19,12 @@ impl std::fmt::Debug for Hook {
     }
 }
 
+/// True if the test's hook asks to fail at `name`.
+#[cfg(feature = "test-hooks")]
+pub(crate) fn hit(opts: &crate::options::Options, name: &str) -> bool {
+    opts.fail_points.as_ref().is_some_and(|h| (h.0)(name))
+}
+
 /// The error a fail point returns.
 #[cfg(feature = "test-hooks")]
 pub(crate) fn injected(dir: &std::path::Path, name: &str) -> crate::error::Error {
@@ -36,8 +42,7 @@ macro_rules! failpoint {
     (opts $opts:expr, $dir:expr, $name:literal) => {
         #[cfg(feature = "test-hooks")]
         {
-            let opts: &$crate::options::Options = &$opts;
-            if opts.fail_points.as_ref().is_some_and(|h| (h.0)($name)) {
+            if $crate::failpoint::hit(&$opts, $name) {
                 return Err($crate::failpoint::injected($dir, $name));
             }
         }
@@ -46,12 +51,7 @@ macro_rules! failpoint {
         #[cfg(feature = "test-hooks")]
         {
             let inner: &$crate::db::DbInner = &$inner;
-            if inner
-                .opts
-                .fail_points
-                .as_ref()
-                .is_some_and(|h| (h.0)($name))
-            {
+            if $crate::failpoint::hit(&inner.opts, $name) {
                 return inner.poison($crate::failpoint::injected(&inner.dir, $name));
             }
         }

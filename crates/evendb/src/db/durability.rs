@@ -12,7 +12,8 @@
 //! 2. Sync every dirty log of the live chunks. A chunk replaced meanwhile
 //!    had its data written to a synced table before its manifest was
 //!    published, so its records are durable either way.
-//! 3. Record `(epoch, v)` in `CHECKPOINT` (one slot, synced).
+//! 3. Record `(epoch, v)` in `CHECKPOINT` (both slots, one after the
+//!    other, each synced).
 //! 4. Keep the snapshot registered until the next checkpoint is recorded,
 //!    so rebuilds keep what recovery to `v` would show.
 //!
@@ -30,13 +31,7 @@ impl DbInner {
     /// Records the epoch's first checkpoint, at open, before any put.
     pub(crate) fn start_checkpoints(&self) -> Result<()> {
         match self.opts.durability {
-            Durability::Sync => {
-                let epoch = self.checkpoints.epoch;
-                match self.checkpoints.file.record(epoch, last_version(epoch)) {
-                    Ok(()) => Ok(()),
-                    Err(e) => self.poison(e),
-                }
-            }
+            Durability::Sync => self.record_checkpoint(last_version(self.checkpoints.epoch)),
             Durability::Buffered { .. } => self.checkpoint(),
         }
     }
@@ -58,33 +53,46 @@ impl DbInner {
         // Never record a checkpoint after a failed write or sync.
         self.check_poison()?;
         let v = self.versions.acquire_snapshot(&[], None);
-        let recorded = (|| {
-            crate::failpoint::failpoint!(self, "checkpoint.after_snapshot");
-            self.sync_logs()
-        })()
-        .and_then(|()| {
-            crate::failpoint::failpoint!(self, "checkpoint.before_record");
-            // A put may have failed while the logs were synced.
-            self.check_poison()?;
-            match self.checkpoints.file.record(self.checkpoints.epoch, v) {
-                Ok(()) => Ok(()),
-                Err(e) => self.poison(e),
-            }
-        });
-        let recorded = recorded.and_then(|()| {
-            crate::failpoint::failpoint!(self, "checkpoint.after_record");
-            Ok(())
-        });
-        if let Err(e) = recorded {
+        if let Err(e) = self.sync_and_record(v) {
             self.versions.release(v);
             return Err(e);
         }
         stats::add(&self.counters.local().checkpoints, 1);
-        let older = self.checkpoints.held.lock().replace(v);
+        self.hold_checkpoint_snapshot(Some(v));
+        Ok(())
+    }
+
+    /// Steps 2 and 3 of a checkpoint at `v`.
+    fn sync_and_record(&self, v: u64) -> Result<()> {
+        crate::failpoint::failpoint!(self, "checkpoint.after_snapshot");
+        self.sync_logs()?;
+        crate::failpoint::failpoint!(self, "checkpoint.before_record");
+        // A put may have failed while the logs were synced.
+        self.check_poison()?;
+        self.record_checkpoint(v)?;
+        crate::failpoint::failpoint!(self, "checkpoint.after_record");
+        Ok(())
+    }
+
+    /// Records `(epoch, version)` in `CHECKPOINT`; a failure poisons.
+    fn record_checkpoint(&self, version: u64) -> Result<()> {
+        match self
+            .checkpoints
+            .file
+            .record(self.checkpoints.epoch, version)
+        {
+            Ok(()) => Ok(()),
+            Err(e) => self.poison(e),
+        }
+    }
+
+    /// Makes `v` the snapshot the last checkpoint holds, releasing the one
+    /// held before.
+    fn hold_checkpoint_snapshot(&self, v: Option<u64>) {
+        let older = std::mem::replace(&mut *self.checkpoints.held.lock(), v);
         if let Some(o) = older {
             self.versions.release(o);
         }
-        Ok(())
     }
 
     /// At a clean close, when no put can run: syncs every log and records
@@ -93,18 +101,8 @@ impl DbInner {
         let _serial = self.checkpoints.serial.lock();
         self.check_poison()?;
         self.sync_logs()?;
-        let epoch = self.checkpoints.epoch;
-        if let Err(e) = self.checkpoints.file.record(epoch, last_version(epoch)) {
-            return self.poison(e);
-        }
-        if let Some(o) = self.checkpoints.held.lock().take() {
-            self.versions.release(o);
-        }
+        self.record_checkpoint(last_version(self.checkpoints.epoch))?;
+        self.hold_checkpoint_snapshot(None);
         Ok(())
-    }
-
-    /// The snapshot held by the last checkpoint, if any (not a user's).
-    pub(crate) fn checkpoint_snapshots(&self) -> usize {
-        usize::from(self.checkpoints.held.lock().is_some())
     }
 }

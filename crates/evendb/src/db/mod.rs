@@ -438,16 +438,14 @@ impl DbInner {
         let idx = self.index.load();
         s.chunks = idx.chunks.len() as u64;
         s.munks = idx.chunks.iter().filter(|c| c.has_munk()).count() as u64;
-        s.active_snapshots = self
-            .versions
-            .active_snapshots()
-            .saturating_sub(self.checkpoint_snapshots()) as u64;
+        // The checkpoint's own snapshot is not a user's.
         let internal = *self.checkpoints.held.lock();
-        let (long_lived, oldest) = self
+        let held = self
             .versions
             .snapshot_ages(stats::LONG_LIVED_SNAPSHOT, internal);
-        s.long_lived_snapshots = long_lived as u64;
-        if let Some((age, lag)) = oldest {
+        s.active_snapshots = held.active as u64;
+        s.long_lived_snapshots = held.long_lived as u64;
+        if let Some((age, lag)) = held.oldest {
             s.oldest_snapshot_age_micros = u64::try_from(age.as_micros()).unwrap_or(u64::MAX);
             s.oldest_snapshot_lag = lag;
         }

@@ -181,7 +181,7 @@ impl DbInner {
             // put does the rebuild itself rather than let reads slow down.
             if log > limit.saturating_mul(4) {
                 let since = Instant::now();
-                crate::maintenance::funk_rebalance(self, chunk).or_else(|e| self.poison(e))?;
+                crate::maintenance::funk_rebalance(self, chunk)?;
                 let c = self.counters.local();
                 stats::put_waited(c, &c.put_rebuild_waits, &c.put_rebuild_wait_micros, since);
             } else {

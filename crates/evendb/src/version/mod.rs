@@ -59,11 +59,19 @@ pub(crate) struct Versions {
     watermark: AtomicU64,
 }
 
+/// What [`Versions::snapshot_ages`] reports.
+#[derive(Debug, Default)]
+pub(crate) struct HeldSnapshots {
+    pub active: usize,
+    pub long_lived: usize,
+    /// The oldest snapshot's age and its lag behind the global version.
+    pub oldest: Option<(Duration, u64)>,
+}
+
 /// Held by a put from announcing its key until its entry is visible.
-pub(crate) struct PutTicket<'a> {
+pub(crate) struct PutTicket {
     pub version: u64,
     _announced: Announced,
-    _versions: std::marker::PhantomData<&'a Versions>,
 }
 
 impl Versions {
@@ -90,7 +98,7 @@ impl Versions {
 
     /// Starts a put of `key`: announces it, reads the version it writes
     /// with. The announcement lasts until the ticket is dropped.
-    pub fn begin_put(&self, key: &[u8]) -> PutTicket<'_> {
+    pub fn begin_put(&self, key: &[u8]) -> PutTicket {
         let announced = self.pending.announce(Op::Put {
             key: key.to_vec(),
             version: None,
@@ -100,7 +108,6 @@ impl Versions {
         PutTicket {
             version,
             _announced: announced,
-            _versions: std::marker::PhantomData,
         }
     }
 
@@ -145,36 +152,28 @@ impl Versions {
         gv.min(scanning).min(registered)
     }
 
-    pub fn active_snapshots(&self) -> usize {
-        self.snapshots.lock().values().map(|(n, _)| n).sum()
-    }
-
-    /// Snapshots held longer than `long`; the oldest one's age and how many
-    /// versions it lags the global version.
-    pub fn snapshot_ages(
-        &self,
-        long: Duration,
-        internal: Option<u64>,
-    ) -> (usize, Option<(Duration, u64)>) {
+    /// The snapshots users hold (`internal`, the checkpoint's, left out):
+    /// how many, how many for longer than `long`, and the oldest one's age
+    /// and how many versions it lags the global version.
+    pub fn snapshot_ages(&self, long: Duration, internal: Option<u64>) -> HeldSnapshots {
         let snaps = self.snapshots.lock();
         let gv = self.gv.load(Ordering::SeqCst);
-        // Registrations by users: `internal` (the checkpoint's) removed.
-        let users = snaps.iter().filter_map(|(&v, &(n, t))| {
+        let mut held = HeldSnapshots::default();
+        for (&v, &(n, t)) in snaps.iter() {
             let n = if Some(v) == internal { n - 1 } else { n };
-            (n > 0).then_some((v, n, t))
-        });
-        let mut long_lived = 0;
-        let mut oldest = None;
-        for (v, n, t) in users {
-            let held = t.elapsed();
-            if held >= long {
-                long_lived += n;
+            if n == 0 {
+                continue;
             }
-            if oldest.is_none() {
-                oldest = Some((held, gv.saturating_sub(v)));
+            let age = t.elapsed();
+            held.active += n;
+            if age >= long {
+                held.long_lived += n;
+            }
+            if held.oldest.is_none() {
+                held.oldest = Some((age, gv.saturating_sub(v)));
             }
         }
-        (long_lived, oldest)
+        held
     }
 
     #[cfg(all(test, not(loom)))]
