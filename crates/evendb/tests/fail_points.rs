@@ -6,12 +6,11 @@
 
 mod common;
 
-use common::prefix::{check, Model, Pending, Write};
+use common::prefix::{check, Model, Pending};
 use evendb::vfs::{CrashMode, Fault, MemFs};
-use evendb::{Db, Durability, Options};
+use evendb::{Db, Options};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 const POINTS: &[&str] = &[
     "rebalance.after_divert",
@@ -50,21 +49,16 @@ struct Trap {
 impl Trap {
     fn options(&self) -> Options {
         let t = self.clone();
-        common::tiny(&self.fs)
-            .durability(Durability::Buffered {
-                sync_interval: Duration::from_secs(3600),
-            })
-            .memory_budget(64 << 10)
-            .fail_points(move |name| {
-                if name == t.point
-                    && t.armed.load(Ordering::SeqCst)
-                    && !t.fired.swap(true, Ordering::SeqCst)
-                {
-                    t.fs.set_fault(Some(Fault::CrashAt(1)));
-                    return true;
-                }
-                false
-            })
+        common::crash_options(&self.fs, false, 64 << 10).fail_points(move |name| {
+            if name == t.point
+                && t.armed.load(Ordering::SeqCst)
+                && !t.fired.swap(true, Ordering::SeqCst)
+            {
+                t.fs.set_fault(Some(Fault::CrashAt(1)));
+                return true;
+            }
+            false
+        })
     }
 }
 
@@ -88,13 +82,8 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
                 Err(_) => return,
             };
             for key in keys {
-                match db.write_stamped(&key, None) {
-                    Ok((version, _)) => p.writes.push(Write {
-                        key,
-                        value: None,
-                        version,
-                    }),
-                    Err(_) => return,
+                if !p.write(db, key, None, false) {
+                    return;
                 }
             }
             if db.compact().is_err() {
@@ -112,20 +101,8 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             };
             let key = format!("{app:02}|{:05}", rng.u32(0..500)).into_bytes();
             let value = vec![i as u8; rng.usize(8..100)];
-            match db.write_stamped(&key, Some(&value)) {
-                Ok((version, _)) => p.writes.push(Write {
-                    key,
-                    value: Some(value),
-                    version,
-                }),
-                Err(_) => {
-                    p.failed = Some(Write {
-                        key,
-                        value: Some(value),
-                        version: u64::MAX,
-                    });
-                    return;
-                }
+            if !p.write(db, key, Some(value), false) {
+                return;
             }
         } else if roll < 97 {
             let app = rng.u8(0..3);

@@ -8,21 +8,12 @@
 
 mod common;
 
-use common::prefix::{check, Model, Pending, Write};
+use common::prefix::{check, Model, Pending};
 use evendb::vfs::{CrashMode, Fault, MemFs};
-use evendb::{Db, Durability, Options};
-use std::time::Duration;
+use evendb::{Db, Options};
 
 fn options(fs: &MemFs, sync: bool) -> Options {
-    common::tiny(fs)
-        .durability(if sync {
-            Durability::Sync
-        } else {
-            Durability::Buffered {
-                sync_interval: Duration::from_secs(3600),
-            }
-        })
-        .memory_budget(64 << 10)
+    common::crash_options(fs, sync, 64 << 10)
 }
 
 /// Runs the workload; returns what was acknowledged and whether any
@@ -42,28 +33,10 @@ fn workload(db: &Db, sync: bool, seed: u64) -> (Pending, bool) {
             };
             let key = format!("{app:02}|{:04}", rng.u32(0..300)).into_bytes();
             let value = (roll >= 8).then(|| vec![i as u8; rng.usize(8..100)]);
-            match db.write_stamped(&key, value.as_deref()) {
-                Ok((version, _)) => {
-                    assert!(!failed, "write {i} acknowledged after a failed write");
-                    p.writes.push(Write {
-                        key,
-                        value,
-                        version,
-                    });
-                    if sync {
-                        p.durable = p.writes.len();
-                    }
-                }
-                Err(_) => {
-                    if !failed {
-                        p.failed = Some(Write {
-                            key,
-                            value,
-                            version: u64::MAX,
-                        });
-                    }
-                    failed = true;
-                }
+            if p.write(db, key, value, sync) {
+                assert!(!failed, "write {i} acknowledged after a failed write");
+            } else {
+                failed = true;
             }
         } else if roll < 92 {
             let app = rng.u8(0..2);

@@ -21,18 +21,7 @@ use evendb::{Db, Durability, Options};
 use std::time::Duration;
 
 fn options(fs: &MemFs, sync: bool) -> Options {
-    common::tiny(fs)
-        .durability(if sync {
-            Durability::Sync
-        } else {
-            // Checkpoints come from the test's flushes only, so each cycle
-            // is reproducible from its seed.
-            Durability::Buffered {
-                sync_interval: Duration::from_secs(3600),
-            }
-        })
-        // Small enough that munks are loaded and evicted all the time.
-        .memory_budget(96 << 10)
+    common::crash_options(fs, sync, 96 << 10)
 }
 
 #[derive(Debug, Default)]
@@ -91,25 +80,8 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
                 // Keys of 24 "apps", spread over many chunks.
                 let key = format!("{:02}|{:05}", rng.u8(0..24), rng.u32(0..400)).into_bytes();
                 let value = (roll >= 10).then(|| vec![i as u8; rng.usize(1..120)]);
-                match db.write_stamped(&key, value.as_deref()) {
-                    Ok((version, _)) => {
-                        pending.writes.push(Write {
-                            key,
-                            value,
-                            version,
-                        });
-                        if sync {
-                            pending.durable = pending.writes.len();
-                        }
-                    }
-                    Err(_) => {
-                        pending.failed = Some(Write {
-                            key,
-                            value,
-                            version: u64::MAX,
-                        });
-                        break;
-                    }
+                if !pending.write(&db, key, value, sync) {
+                    break;
                 }
             } else if roll < 92 {
                 // Reads heat chunks: munks are loaded (and others evicted).
@@ -168,12 +140,11 @@ fn concurrent_writers_and_background_work_recover_a_prefix() {
     let mut rng = fastrand::Rng::with_seed(seed);
     let fs = MemFs::new();
     let opts = || {
-        common::tiny(&fs)
+        options(&fs, false)
             .durability(Durability::Buffered {
                 sync_interval: Duration::from_millis(3),
             })
             .maintenance_threads(1)
-            .memory_budget(96 << 10)
     };
     let mut base = Model::new();
     let mut beyond = 0;
@@ -202,21 +173,14 @@ fn concurrent_writers_and_background_work_recover_a_prefix() {
                             v.resize(r.usize(8..90), b'.');
                             v
                         });
-                        // The stamp is taken and recorded under the lock, so
-                        // the list's order is a valid acknowledgement order.
-                        let mut list = acked.lock().unwrap();
-                        drop(list);
                         match db.write_stamped(&key, value.as_deref()) {
                             Ok((version, counter)) => {
-                                list = acked.lock().unwrap();
-                                list.push((
-                                    Write {
-                                        key,
-                                        value,
-                                        version,
-                                    },
-                                    counter,
-                                ));
+                                let w = Write {
+                                    key,
+                                    value,
+                                    version,
+                                };
+                                acked.lock().unwrap().push((w, counter));
                             }
                             Err(_) => return,
                         }
@@ -239,84 +203,26 @@ fn concurrent_writers_and_background_work_recover_a_prefix() {
         drop(db);
         fs.crash(CrashMode::Random { seed: rng.u64(..) });
 
+        // In stamp order, a cut between two versions is a prefix; it must
+        // cover every version flushed.
         let mut writes = std::mem::take(&mut *acked.lock().unwrap());
         let floor = writes[..durable].iter().map(|(w, _)| w.version).max();
         writes.sort_by_key(|(w, c)| (w.version, *c));
+        let pending = Pending {
+            base,
+            durable: writes
+                .iter()
+                .take_while(|(w, _)| floor.is_some_and(|f| w.version <= f))
+                .count(),
+            writes: writes.into_iter().map(|(w, _)| w).collect(),
+            failed: None,
+        };
         let db = opts()
             .open(common::dir())
             .unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let got: Model = common::all(&db).into_iter().collect();
         drop(db);
-        // Candidate cuts: before the first version, and after each version.
-        let mut state = base.clone();
-        let mut found = floor.is_none() && got == state;
-        let mut i = 0;
-        while !found && i < writes.len() {
-            let v = writes[i].0.version;
-            while i < writes.len() && writes[i].0.version == v {
-                common::prefix::apply(&mut state, &writes[i].0);
-                i += 1;
-            }
-            if floor.is_none_or(|f| v >= f) && got == state {
-                found = true;
-                beyond += u64::from(i > durable);
-            }
-        }
-        if !found {
-            // Show the keys that differ from the nearest candidate.
-            let mut state = base.clone();
-            let mut best: Option<(usize, u64, Model)> = None;
-            let mut i = 0;
-            while i < writes.len() {
-                let v = writes[i].0.version;
-                while i < writes.len() && writes[i].0.version == v {
-                    common::prefix::apply(&mut state, &writes[i].0);
-                    i += 1;
-                }
-                let diff = got
-                    .keys()
-                    .chain(state.keys())
-                    .filter(|k| got.get(*k) != state.get(*k))
-                    .count();
-                if best.as_ref().is_none_or(|b| diff < b.0) {
-                    best = Some((diff, v, state.clone()));
-                }
-            }
-            if let Some((diff, v, state)) = best {
-                for k in got
-                    .keys()
-                    .chain(state.keys())
-                    .filter(|k| got.get(*k) != state.get(*k))
-                    .take(3)
-                {
-                    let history: Vec<_> = writes
-                        .iter()
-                        .filter(|(w, _)| &w.key == k)
-                        .map(|(w, c)| {
-                            (
-                                w.version & 0xff_ffff_ffff,
-                                *c,
-                                w.value.as_ref().map(|v| {
-                                    String::from_utf8_lossy(&v[..8.min(v.len())]).into_owned()
-                                }),
-                            )
-                        })
-                        .collect();
-                    eprintln!(
-                        "key {}: got {:?}, want {:?} at cut {:#x}; writes {history:?}",
-                        String::from_utf8_lossy(k),
-                        got.get(k)
-                            .map(|v| String::from_utf8_lossy(&v[..8.min(v.len())]).into_owned()),
-                        state
-                            .get(k)
-                            .map(|v| String::from_utf8_lossy(&v[..8.min(v.len())]).into_owned()),
-                        v & 0xff_ffff_ffff
-                    );
-                }
-                eprintln!("{diff} keys differ");
-            }
-        }
-        assert!(found, "{ctx}: recovered state is no prefix at or after the last flush ({} writes, {durable} flushed)", writes.len());
+        beyond += u64::from(check(&got, &pending, false, &ctx));
         base = got;
     }
     eprintln!("concurrent_power_loss: {cycles} cycles, {beyond} recovered past the last acknowledged flush");

@@ -48,6 +48,22 @@ pub fn tiny(fs: &MemFs) -> Options {
         .maintenance_threads(0)
 }
 
+/// [`tiny`] for crash tests: `Sync` durability, or `Buffered` with
+/// checkpoints only from the test's flushes (so a run is reproducible from
+/// its seed), and a memory budget small enough that munks are loaded and
+/// evicted all the time.
+pub fn crash_options(fs: &MemFs, sync: bool, budget: u64) -> Options {
+    tiny(fs)
+        .durability(if sync {
+            Durability::Sync
+        } else {
+            Durability::Buffered {
+                sync_interval: std::time::Duration::from_secs(3600),
+            }
+        })
+        .memory_budget(budget)
+}
+
 pub fn open_tiny(fs: &MemFs) -> Db {
     tiny(fs).open(dir()).expect("open")
 }

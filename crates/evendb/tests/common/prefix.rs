@@ -2,6 +2,7 @@
 //! the commit order, a recovered store must equal exactly the writes up to
 //! some point, at or after what was acknowledged durable.
 
+use evendb::Db;
 use std::collections::BTreeMap;
 
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -38,6 +39,36 @@ impl Pending {
         Pending {
             base,
             ..Pending::default()
+        }
+    }
+
+    /// Writes `key` (`None`: deletes it) through `db` and records the
+    /// write: acknowledged (durable at once in `Sync` mode), or, if it is
+    /// the first to fail, as the failed write. Returns whether it was
+    /// acknowledged.
+    pub fn write(&mut self, db: &Db, key: Vec<u8>, value: Option<Vec<u8>>, sync: bool) -> bool {
+        match db.write_stamped(&key, value.as_deref()) {
+            Ok((version, _)) => {
+                self.writes.push(Write {
+                    key,
+                    value,
+                    version,
+                });
+                if sync {
+                    self.durable = self.writes.len();
+                }
+                true
+            }
+            Err(_) => {
+                if self.failed.is_none() {
+                    self.failed = Some(Write {
+                        key,
+                        value,
+                        version: u64::MAX,
+                    });
+                }
+                false
+            }
         }
     }
 }
