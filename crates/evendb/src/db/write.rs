@@ -119,6 +119,9 @@ impl DbInner {
                         generation: chunk.generation.load(Ordering::Acquire),
                     };
                     self.row_cache.update_if_present(key, value, tag);
+                    // The append may have sealed a log part, whose
+                    // directory is growth the budget cannot refuse.
+                    crate::maintenance::keep_floor(self);
                 }
             }
             drop(ticket);

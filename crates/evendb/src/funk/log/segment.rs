@@ -28,7 +28,7 @@
 use super::format::{self, Header, HEADER_LEN};
 use super::index::SegmentIndex;
 use crate::cache::bloom::{key_hash, Bloom};
-use crate::cache::budget::{Kind, MemoryBudget};
+use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileKind};
 use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
@@ -38,7 +38,7 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Where one record sits, with what is needed to order and find it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +85,47 @@ pub(crate) struct LogPart {
     /// Offset of the part's first record.
     pub start: u64,
     pub bloom: Bloom,
+    /// Where each record of the part starts, set once when the next part
+    /// begins (the part is sealed): a get whose filter says maybe reads only
+    /// the records whose fingerprint matches, not the whole part.
+    directory: OnceLock<PartDirectory>,
+}
+
+/// The records of a sealed part: a 32-bit fingerprint of each key (the high
+/// half of [`key_hash`]) and the record's offset from the part's start, in
+/// log order. A record ends where the next one starts (the last one at
+/// `len`).
+#[derive(Debug)]
+struct PartDirectory {
+    fingerprints: Box<[u32]>,
+    offsets: Box<[u32]>,
+    /// Bytes of the part.
+    len: u32,
+}
+
+impl PartDirectory {
+    fn bytes(&self) -> u64 {
+        2 * heap_size(self.offsets.len() * 4)
+    }
+
+    /// Start and end (relative to the part) of each record whose key has
+    /// fingerprint `fp`.
+    fn matches(&self, fp: u32) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.fingerprints
+            .iter()
+            .enumerate()
+            .filter(move |(_, f)| **f == fp)
+            .map(move |(i, _)| {
+                let start = self.offsets[i];
+                let end = self.offsets.get(i + 1).copied().unwrap_or(self.len);
+                (u64::from(start), u64::from(end))
+            })
+    }
+}
+
+/// The fingerprint a part directory keeps for a key hash.
+fn fingerprint(hash: u64) -> u32 {
+    (hash >> 32) as u32
 }
 
 /// Bytes buffered before they are written to the file.
@@ -96,6 +137,34 @@ struct AppendState {
     len: u64,
     /// Bytes after the file's end (`published`), not written yet.
     buffer: Vec<u8>,
+    /// The records of the last, unsealed part: its directory once sealed.
+    open_part: OpenPart,
+}
+
+/// (fingerprint, offset from the part's start) of each record of a part
+/// not sealed yet, with the memory charged for it.
+#[derive(Debug, Default)]
+struct OpenPart {
+    records: Vec<(u32, u32)>,
+    charged: u64,
+}
+
+impl OpenPart {
+    fn push(&mut self, budget: &MemoryBudget, fp: u32, local: u32) {
+        self.records.push((fp, local));
+        let now = heap_size(self.records.capacity() * 8);
+        if now != self.charged {
+            budget.add(Kind::Filters, now.saturating_sub(self.charged));
+            budget.release(Kind::Filters, self.charged.saturating_sub(now));
+            self.charged = now;
+        }
+    }
+
+    /// Empties the list and returns its memory.
+    fn clear(&mut self, budget: &MemoryBudget) {
+        self.records = Vec::new();
+        budget.release(Kind::Filters, std::mem::take(&mut self.charged));
+    }
 }
 
 #[derive(Debug)]
@@ -125,8 +194,10 @@ pub(crate) struct LogSegment {
 
 impl Drop for LogSegment {
     fn drop(&mut self) {
-        let bytes: u64 = self.parts.load().iter().map(|p| p.bloom.bytes()).sum();
-        self.config.budget.release(Kind::Filters, bytes);
+        self.config
+            .budget
+            .release(Kind::Filters, self.filter_bytes());
+        self.append.get_mut().open_part.clear(&self.config.budget);
         self.drop_index();
     }
 }
@@ -205,6 +276,7 @@ impl LogSegment {
             append: Mutex::new(AppendState {
                 len,
                 buffer: Vec::new(),
+                open_part: OpenPart::default(),
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
@@ -266,12 +338,14 @@ impl LogSegment {
         let segment = Self::with_file(number, path, file, pos as u64, config);
         let mut max_counter = 0;
         let mut parts = Vec::new();
+        let mut open_part = OpenPart::default();
         for r in &records {
             max_counter = max_counter.max(r.counter);
             segment.note_version(r.version);
             let key = record_key(&data, r);
-            segment.add_to_part(&mut parts, r.offset, key_hash(key));
+            segment.add_to_part(&mut parts, &mut open_part, r.offset, key_hash(key));
         }
+        segment.append.lock().open_part = open_part;
         segment
             .records
             .store(records.len() as u64, Ordering::Relaxed);
@@ -310,25 +384,58 @@ impl LogSegment {
         Ok((records.len() as u64, (data.len() - pos) as u64))
     }
 
-    /// Sets the key's filter bits in the part holding `offset`, starting a new
-    /// part (in `parts`, which the caller publishes) when `offset` is past the
-    /// last one's span. Returns true if a part was added.
-    fn add_to_part(&self, parts: &mut Vec<Arc<LogPart>>, offset: u64, hash: u64) -> bool {
+    /// Adds the record at `offset` to the part holding it: sets the key's
+    /// filter bits and notes it in `open_part`. When `offset` is past the
+    /// last part's span, that part is sealed (its directory built from
+    /// `open_part`) and a new part starts (in `parts`, which the caller
+    /// publishes). Returns true if a part was added.
+    fn add_to_part(
+        &self,
+        parts: &mut Vec<Arc<LogPart>>,
+        open_part: &mut OpenPart,
+        offset: u64,
+        hash: u64,
+    ) -> bool {
         let needs_new = parts
             .last()
             .is_none_or(|p| offset >= p.start + self.config.part_bytes);
         if needs_new {
+            if let Some(last) = parts.last() {
+                self.seal(last, &open_part.records, offset);
+            }
+            open_part.clear(&self.config.budget);
             let bloom = Bloom::with_bits(self.config.bloom_bits());
             self.config.budget.add(Kind::Filters, bloom.bytes());
             parts.push(Arc::new(LogPart {
                 start: offset,
                 bloom,
+                directory: OnceLock::new(),
             }));
         }
         if let Some(p) = parts.last() {
             p.bloom.insert(hash);
+            // A part spans less than 4 GiB unless one record does; such a
+            // part gets no directory (gets read it whole).
+            let local = u32::try_from(offset - p.start).unwrap_or(u32::MAX);
+            open_part.push(&self.config.budget, fingerprint(hash), local);
         }
         needs_new
+    }
+
+    /// Gives `part`, which ends at `end`, its directory.
+    fn seal(&self, part: &LogPart, records: &[(u32, u32)], end: u64) {
+        let Ok(len) = u32::try_from(end - part.start) else {
+            return;
+        };
+        let directory = PartDirectory {
+            fingerprints: records.iter().map(|r| r.0).collect(),
+            offsets: records.iter().map(|r| r.1).collect(),
+            len,
+        };
+        self.config.budget.add(Kind::Filters, directory.bytes());
+        if let Err(unused) = part.directory.set(directory) {
+            self.config.budget.release(Kind::Filters, unused.bytes());
+        }
     }
 
     fn note_version(&self, version: u64) {
@@ -390,9 +497,13 @@ impl LogSegment {
         self.max_counter.load(Ordering::Relaxed)
     }
 
-    /// Memory of this segment's filters.
+    /// Memory of this segment's filters and part directories.
     pub fn filter_bytes(&self) -> u64 {
-        self.parts.load().iter().map(|p| p.bloom.bytes()).sum()
+        self.parts
+            .load()
+            .iter()
+            .map(|p| p.bloom.bytes() + p.directory.get().map_or(0, PartDirectory::bytes))
+            .sum()
     }
 
     /// Appends one record; its counter is taken from `counter` here, so
@@ -418,13 +529,17 @@ impl LogSegment {
         let fits = current
             .last()
             .is_some_and(|p| offset < p.start + self.config.part_bytes);
+        let a = &mut *a;
         if fits {
             if let Some(p) = current.last() {
                 p.bloom.insert(hash);
+                let local = u32::try_from(offset - p.start).unwrap_or(u32::MAX);
+                a.open_part
+                    .push(&self.config.budget, fingerprint(hash), local);
             }
         } else {
             let mut parts: Vec<Arc<LogPart>> = current.as_ref().clone();
-            self.add_to_part(&mut parts, offset, hash);
+            self.add_to_part(&mut parts, &mut a.open_part, offset, hash);
             self.parts.store(Arc::new(parts));
         }
         self.records.fetch_add(1, Ordering::Relaxed);
@@ -433,7 +548,7 @@ impl LogSegment {
         self.dirty.store(true, Ordering::Release);
         self.logical.store(end, Ordering::Release);
         if write_through || a.buffer.len() >= WRITE_BUFFER {
-            self.write_buffer(&mut a)?;
+            self.write_buffer(a)?;
         }
         Ok(Appended {
             ptr: RecordPtr {
@@ -564,27 +679,16 @@ impl LogSegment {
             }
             probe.searched += 1;
             let mut has_key = false;
-            let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
-            let buf = self.read_bytes(part.start, part_end)?;
-            let (records, pos) = decode_records(&buf, part.start, self.seed);
-            if pos != buf.len() {
-                return Err(Error::corruption(
-                    &self.path,
-                    part.start + pos as u64,
-                    "log record failed its checksum",
-                ));
-            }
-            for r in records {
-                let local = (r.offset - part.start) as usize;
+            let mut consider = |r: RecordPtr, buf: &[u8], local: usize| {
                 let start = local + HEADER_LEN;
                 if buf.get(start..start + r.key_len as usize) != Some(key) {
-                    continue;
+                    return;
                 }
                 has_key = true;
                 if !accept(r.version, r.counter)
                     || best.as_ref().is_some_and(|(b, _)| b.stamp() >= r.stamp())
                 {
-                    continue;
+                    return;
                 }
                 let value = if r.tombstone {
                     None
@@ -593,6 +697,40 @@ impl LogSegment {
                     buf.get(v..v + r.value_len as usize).map(<[u8]>::to_vec)
                 };
                 best = Some((r, value));
+            };
+            if let Some(dir) = part.directory.get() {
+                // Sealed: read only the records whose fingerprint matches.
+                for (from, to) in dir.matches(fingerprint(hash)) {
+                    let (from, to) = (part.start + from, part.start + to);
+                    if to > end {
+                        continue; // appended but not readable yet
+                    }
+                    let buf = self.read_bytes(from, to)?;
+                    let (records, pos) = decode_records(&buf, from, self.seed);
+                    let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
+                        return Err(Error::corruption(
+                            &self.path,
+                            from,
+                            "log record failed its checksum",
+                        ));
+                    };
+                    consider(r, &buf, 0);
+                }
+            } else {
+                let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
+                let buf = self.read_bytes(part.start, part_end)?;
+                let (records, pos) = decode_records(&buf, part.start, self.seed);
+                if pos != buf.len() {
+                    return Err(Error::corruption(
+                        &self.path,
+                        part.start + pos as u64,
+                        "log record failed its checksum",
+                    ));
+                }
+                for r in records {
+                    let local = (r.offset - part.start) as usize;
+                    consider(r, &buf, local);
+                }
             }
             probe.false_positives += u64::from(!has_key);
         }
