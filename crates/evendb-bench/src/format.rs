@@ -55,3 +55,13 @@ pub fn count(v: f64) -> String {
 pub fn ratio(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.2}"))
 }
+
+/// `part` as a percentage of `whole` with one decimal, or `-` when `whole`
+/// is 0.
+pub fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}", 100.0 * part as f64 / whole as f64)
+    }
+}

@@ -86,8 +86,78 @@ pub struct RunResult {
     pub memory_limit_bytes: Option<u64>,
     /// Operations completed in each second of the phase.
     pub timeline: Vec<u64>,
-    /// The engine's own counters at the end of the phase.
+    /// The engine's own figures at the end of the phase, cumulative since
+    /// the store was opened.
     pub engine_stats: BTreeMap<String, u64>,
+    /// How much each of the engine's counters grew over the measured part
+    /// of the phase: from after the warm-up to the end of the phase
+    /// (end-of-phase flush included, as in `bytes_written`). Gauges are
+    /// left out (see [`is_counter`]). Empty in results written before this
+    /// field existed.
+    #[serde(default)]
+    pub engine_stats_delta: BTreeMap<String, u64>,
+}
+
+/// Name prefixes of the engine figures that are counters (only grow while
+/// the store is open), so that a phase's share is the difference between
+/// its end and its start. Chosen from evendb's `Stats::fields()`: every
+/// figure it declares a counter starts with one of these (a test checks
+/// this against the kinds evendb itself exports). Figures named `*_max_*`
+/// (longest rebalance, split, put wait...) are maxima so far and are left
+/// out, as are levels: `chunks`, `munks`, `memory_*`, snapshot figures, and
+/// the peers' table counts and sizes. Of the peers' figures only fjall's
+/// `compactions_completed` is a counter; `bench_insert_overflows` is the
+/// harness's own.
+pub const COUNTER_PREFIXES: &[&str] = &[
+    // Operations and where they were served.
+    "puts",
+    "deletes",
+    "gets",
+    "scan",
+    "row_cache_",
+    // Bytes written and rebuilds.
+    "user_bytes_written",
+    "log_",
+    "table_bytes_written",
+    "rebalance",
+    "split",
+    "merge",
+    "rebuild",
+    // Munks coming and going.
+    "munk_loads",
+    "munk_evictions",
+    "munk_rebalance",
+    // Waits of puts and work done in line.
+    "put_",
+    "inline_task",
+    // Opening and durability.
+    "torn_tail_bytes",
+    "funks_opened",
+    "checkpoint",
+    // Peers and the harness.
+    "compactions_completed",
+    "bench_insert_overflows",
+];
+
+/// Whether the engine figure `name` is a counter (see [`COUNTER_PREFIXES`]).
+pub fn is_counter(name: &str) -> bool {
+    !name.contains("_max_") && COUNTER_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// How much each counter of `after` grew since `before`; a counter missing
+/// from `before` counts from zero. Gauges are dropped.
+pub fn counter_deltas(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .filter(|(name, _)| is_counter(name))
+        .map(|(name, &v)| {
+            let was = before.get(name).copied().unwrap_or(0);
+            (name.clone(), v.saturating_sub(was))
+        })
+        .collect()
 }
 
 /// Provenance of a results file.

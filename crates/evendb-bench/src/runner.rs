@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::engines::{self, Engine, EngineConfig, EngineKind};
 use crate::generator::{AppPopularity, Distribution, KeyChooser, KeySpace, Stream, ZipfItems};
 use crate::measure::{disk_usage, Usage};
-use crate::results::{Latency, RunResult};
+use crate::results::{counter_deltas, Latency, RunResult};
 use crate::workload::{Mix, Op, Workload};
 
 /// How long a phase lasts.
@@ -154,8 +154,9 @@ pub fn run_job(job: &Job) -> Result<Vec<RunResult>> {
         stream,
     };
     let mut results = Vec::new();
+    let at_start = engine_stats(&store);
     let mut load = load(&store, job)?;
-    finish_result(&store, job, &mut load);
+    finish_result(&store, job, &at_start, &mut load);
     results.push(load);
     for (i, spec) in job.runs.iter().enumerate() {
         let seed = job.seed.wrapping_add(1000 * (i as u64 + 1));
@@ -189,6 +190,8 @@ pub fn run_job(job: &Job) -> Result<Vec<RunResult>> {
                 "warm-up",
             )?;
         }
+        // The phase's counters count from here: the warm-up is not measured.
+        let at_start = engine_stats(&store);
         let mut r = run_mix(
             &store,
             job,
@@ -198,15 +201,27 @@ pub fn run_job(job: &Job) -> Result<Vec<RunResult>> {
             seed,
             "run",
         )?;
-        finish_result(&store, job, &mut r);
+        finish_result(&store, job, &at_start, &mut r);
         results.push(r);
     }
     Ok(results)
 }
 
+/// The engine's figures now, with the harness's own counter of inserts that
+/// overwrote for want of room.
+fn engine_stats(store: &Store) -> BTreeMap<String, u64> {
+    let mut stats: BTreeMap<String, u64> = store.engine.stats().into_iter().collect();
+    let overflows = store.insert_overflows.load(Ordering::Relaxed);
+    if overflows > 0 {
+        stats.insert("bench_insert_overflows".to_string(), overflows);
+    }
+    stats
+}
+
 /// Fills the figures that need the phase to be over: flush, disk usage,
-/// space amplification, engine stats.
-fn finish_result(store: &Store, job: &Job, r: &mut RunResult) {
+/// space amplification, engine stats and their growth since `at_start`
+/// (the engine's figures when the measured part of the phase began).
+fn finish_result(store: &Store, job: &Job, at_start: &BTreeMap<String, u64>, r: &mut RunResult) {
     // The flush's writes belong to the phase even though its time does not.
     let before = Usage::now();
     if let Err(e) = store.engine.flush() {
@@ -219,12 +234,8 @@ fn finish_result(store: &Store, job: &Job, r: &mut RunResult) {
     let live = store.inserted.load(Ordering::Relaxed);
     r.live_bytes = live * (store.key_size + store.value_size) as u64;
     r.space_amplification = (r.live_bytes > 0).then(|| r.disk_bytes as f64 / r.live_bytes as f64);
-    r.engine_stats = store.engine.stats().into_iter().collect();
-    let overflows = store.insert_overflows.load(Ordering::Relaxed);
-    if overflows > 0 {
-        r.engine_stats
-            .insert("bench_insert_overflows".to_string(), overflows);
-    }
+    r.engine_stats = engine_stats(store);
+    r.engine_stats_delta = counter_deltas(at_start, &r.engine_stats);
     r.memory_limit_bytes = job.memory_limit_bytes;
     r.cgroup_peak_bytes = job
         .cgroup_peak_file

@@ -110,11 +110,24 @@ fn tiny_ycsb_run_on_evendb_reports_every_required_field() {
     }
     let gets = lat["get"]["count"].as_u64().unwrap();
     assert!((1200..1800).contains(&gets), "A ran {gets} gets of 3000");
+    // Per-phase counters start after the warm-up's 300 gets.
+    let delta = &a["engine_stats_delta"];
+    assert_eq!(delta["gets"], gets, "A's gets counted without the warm-up");
+    assert!(a["engine_stats"]["gets"].as_u64().unwrap() >= gets + 300);
+    assert!(
+        delta.get("memory_used").is_none(),
+        "gauges are not differenced"
+    );
     assert!(a["write_amplification"].as_f64().is_some());
     assert_eq!(a["not_found"], 0, "every key read in A was loaded");
     let e10 = &results[2];
     assert!(e10["latency_us"]["scan"]["count"].as_u64().unwrap() > 2500);
     assert!(e10["scanned_records"].as_u64().unwrap() > 2500);
+    assert_eq!(
+        e10["engine_stats_delta"]["scans"],
+        e10["latency_us"]["scan"]["count"]
+    );
+    assert_eq!(e10["engine_stats_delta"]["gets"], 0);
     assert!(report["provenance"]["cpus"].as_u64().unwrap() >= 1);
 }
 

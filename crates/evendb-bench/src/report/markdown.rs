@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use crate::cli::Args;
 use crate::format;
+use crate::report::Served;
 use crate::results::{Report, RunResult};
 
 fn engines(results: &[&RunResult]) -> Vec<String> {
@@ -111,6 +112,49 @@ fn section(out: &mut String, results: &[&RunResult]) {
             }
         }
     }
+    out.push_str(&served_table(results));
+}
+
+/// The table "Where evendb's gets were served": one row per evendb phase
+/// that did gets or scans, from the growth of evendb's counters over the
+/// phase's measured part. Empty when there is no such phase.
+pub fn served_table(results: &[&RunResult]) -> String {
+    let rows: Vec<(&RunResult, Served)> = results
+        .iter()
+        .filter_map(|r| Served::of(r).map(|s| (*r, s)))
+        .collect();
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n**Where evendb's gets were served.** Counters of the measured part of each phase (warm-up excluded); shares of the phase's gets; scan chunks are the chunks scans visited, read from a munk or from disk; device read: bytes read from the device during the phase, as in the table above.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| workload | distribution | gets | % munk | % row cache | % log | % table | % absent | scan chunks | scan chunks from munks % | munk loads | munk evictions | device read |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for (r, s) in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.workload,
+            r.distribution,
+            format::count(s.gets as f64),
+            format::percent(s.munk, s.gets),
+            format::percent(s.row_cache, s.gets),
+            format::percent(s.log, s.gets),
+            format::percent(s.table, s.gets),
+            format::percent(s.absent, s.gets),
+            format::count(s.scan_chunks() as f64),
+            format::percent(s.scan_chunks_munk, s.scan_chunks()),
+            format::count(s.munk_loads as f64),
+            format::count(s.munk_evictions as f64),
+            format::bytes(r.bytes_read)
+        );
+    }
+    out
 }
 
 /// Renders the suite report and writes its plots into `dir`.

@@ -80,7 +80,111 @@ pub fn table(results: &[RunResult]) -> String {
             );
         }
     }
+    let served: Vec<(&RunResult, Served)> = results
+        .iter()
+        .filter_map(|r| Served::of(r).map(|s| (r, s)))
+        .collect();
+    if !served.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nevendb gets served (munk / row cache / log / table), in % of the phase's gets; scan chunks read from munks, in %"
+        );
+        let _ = writeln!(
+            out,
+            "{:<14} {:<15} {:>10} {:>7} {:>8} {:>6} {:>7} {:>8} {:>11} {:>11} {:>10} {:>9}",
+            "workload",
+            "distribution",
+            "gets",
+            "munk %",
+            "rcache %",
+            "log %",
+            "table %",
+            "absent %",
+            "scan chunks",
+            "from munk %",
+            "munk loads",
+            "evictions"
+        );
+        for (r, s) in served {
+            let _ = writeln!(
+                out,
+                "{:<14} {:<15} {:>10} {:>7} {:>8} {:>6} {:>7} {:>8} {:>11} {:>11} {:>10} {:>9}",
+                r.workload,
+                r.distribution,
+                format::count(s.gets as f64),
+                format::percent(s.munk, s.gets),
+                format::percent(s.row_cache, s.gets),
+                format::percent(s.log, s.gets),
+                format::percent(s.table, s.gets),
+                format::percent(s.absent, s.gets),
+                format::count(s.scan_chunks() as f64),
+                format::percent(s.scan_chunks_munk, s.scan_chunks()),
+                format::count(s.munk_loads as f64),
+                format::count(s.munk_evictions as f64)
+            );
+        }
+    }
     out
+}
+
+/// Where evendb served one phase's gets and scans: the growth of its
+/// counters over the measured part of the phase
+/// ([`RunResult::engine_stats_delta`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Served {
+    /// Gets (those of read-modify-writes included).
+    pub gets: u64,
+    /// Gets answered from a munk.
+    pub munk: u64,
+    /// Gets answered from the row cache.
+    pub row_cache: u64,
+    /// Gets answered from a log record on disk.
+    pub log: u64,
+    /// Gets answered from a table on disk.
+    pub table: u64,
+    /// Gets of munk-less chunks that found nothing.
+    pub absent: u64,
+    /// Scans started.
+    pub scans: u64,
+    /// Chunks scans read from a munk.
+    pub scan_chunks_munk: u64,
+    /// Chunks scans read from disk (table and logs).
+    pub scan_chunks_funk: u64,
+    /// Munks loaded from disk.
+    pub munk_loads: u64,
+    /// Munks evicted to stay within the memory budget.
+    pub munk_evictions: u64,
+}
+
+impl Served {
+    /// The figures of an evendb phase that did gets or scans; `None` for
+    /// other engines, for phases without gets or scans, and for results
+    /// written before per-phase counters existed.
+    pub fn of(r: &RunResult) -> Option<Served> {
+        if r.engine != "evendb" {
+            return None;
+        }
+        let d = |name: &str| r.engine_stats_delta.get(name).copied().unwrap_or(0);
+        let s = Served {
+            gets: d("gets"),
+            munk: d("gets_munk"),
+            row_cache: d("gets_row_cache"),
+            log: d("gets_log"),
+            table: d("gets_table"),
+            absent: d("gets_absent"),
+            scans: d("scans"),
+            scan_chunks_munk: d("scan_chunks_munk"),
+            scan_chunks_funk: d("scan_chunks_funk"),
+            munk_loads: d("munk_loads"),
+            munk_evictions: d("munk_evictions"),
+        };
+        (s.gets > 0 || s.scans > 0 || s.scan_chunks() > 0).then_some(s)
+    }
+
+    /// Chunks scans visited, from munks and from disk.
+    pub fn scan_chunks(&self) -> u64 {
+        self.scan_chunks_munk + self.scan_chunks_funk
+    }
 }
 
 /// Writes the report as pretty JSON.
