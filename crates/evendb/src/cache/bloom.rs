@@ -17,35 +17,42 @@ pub(crate) fn key_hash(key: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(key)
 }
 
+/// A blocked Bloom filter: a key's probes all fall in one 512-bit block
+/// (one cache line), so a query costs one cache miss, not one per probe.
 #[derive(Debug)]
 pub(crate) struct Bloom {
     words: Box<[AtomicU64]>,
 }
 
+/// Words per block: 8 × 64 bits = 512 bits, one cache line.
+const BLOCK_WORDS: usize = 8;
+
 impl Bloom {
-    /// A filter of at least `bits` bits (rounded up to whole words, at least one).
+    /// A filter of at least `bits` bits (rounded up to whole blocks, at
+    /// least one).
     pub fn with_bits(bits: usize) -> Self {
-        let words = bits.div_ceil(64).max(1);
+        let blocks = bits.div_ceil(64 * BLOCK_WORDS).max(1);
         Bloom {
-            words: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..blocks * BLOCK_WORDS)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
         }
     }
 
-    fn bit_count(&self) -> u64 {
-        self.words.len() as u64 * 64
-    }
-
-    /// Positions probed for `hash` (double hashing).
-    fn probes(&self, hash: u64) -> impl Iterator<Item = u64> {
-        let n = self.bit_count();
-        let h1 = hash;
-        let h2 = hash.rotate_left(32) | 1;
-        (0..PROBES).map(move |i| h1.wrapping_add(u64::from(i).wrapping_mul(h2)) % n)
+    /// (word, bit) of each probe for `hash`: the block from the hash's high
+    /// bits (multiply-shift, no division), the bits in it from 9-bit slices
+    /// of the low 45.
+    fn probes(&self, hash: u64) -> impl Iterator<Item = (usize, u32)> {
+        let blocks = (self.words.len() / BLOCK_WORDS) as u64;
+        let block = ((u128::from(hash) * u128::from(blocks)) >> 64) as usize;
+        (0..PROBES).map(move |i| {
+            let bit = ((hash >> (9 * i)) & 511) as usize;
+            (block * BLOCK_WORDS + bit / 64, (bit % 64) as u32)
+        })
     }
 
     pub fn insert(&self, hash: u64) {
-        for bit in self.probes(hash) {
-            let (w, b) = ((bit / 64) as usize, bit % 64);
+        for (w, b) in self.probes(hash) {
             if let Some(word) = self.words.get(w) {
                 word.fetch_or(1 << b, Ordering::Relaxed);
             }
@@ -54,8 +61,7 @@ impl Bloom {
 
     /// False means the key was never inserted.
     pub fn may_contain(&self, hash: u64) -> bool {
-        self.probes(hash).all(|bit| {
-            let (w, b) = ((bit / 64) as usize, bit % 64);
+        self.probes(hash).all(|(w, b)| {
             self.words
                 .get(w)
                 .is_some_and(|word| word.load(Ordering::Relaxed) & (1 << b) != 0)

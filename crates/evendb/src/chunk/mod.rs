@@ -70,6 +70,10 @@ pub(crate) struct Chunk {
     lineage: Lineage<Chunk>,
     /// Access count for the munk cache's LFU policy (halved periodically).
     pub heat: AtomicU32,
+    /// The heat at which a munk load was last refused for want of room
+    /// (halved with `heat`): the chunk asks again only once it is twice as
+    /// hot, so a refused chunk does not wake maintenance at every get.
+    pub load_refused: AtomicU32,
     /// Bumped whenever the chunk gains or loses its munk; row-cache entries
     /// carry it, so entries from before are never served.
     pub generation: AtomicU64,
@@ -93,6 +97,7 @@ impl Chunk {
             applied: AtomicU64::new(0),
             lineage: Lineage::new(),
             heat: AtomicU32::new(0),
+            load_refused: AtomicU32::new(0),
             generation: AtomicU64::new(0),
             queued: AtomicU8::new(0),
         }

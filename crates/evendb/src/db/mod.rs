@@ -422,6 +422,8 @@ impl DbInner {
             for c in &idx.chunks {
                 let h = c.heat.load(Ordering::Relaxed);
                 c.heat.store(h / 2, Ordering::Relaxed);
+                let r = c.load_refused.load(Ordering::Relaxed);
+                c.load_refused.store(r / 2, Ordering::Relaxed);
             }
         }
     }

@@ -100,7 +100,9 @@ impl DbInner {
 
     /// Asks for a munk for a munk-less chunk that has become hot.
     pub(crate) fn wants_munk(&self, chunk: &Arc<Chunk>) -> Result<()> {
-        if chunk.heat.load(Ordering::Relaxed) >= LOAD_HEAT && !chunk.has_munk() {
+        let heat = chunk.heat.load(Ordering::Relaxed);
+        let refused = chunk.load_refused.load(Ordering::Relaxed);
+        if heat >= LOAD_HEAT.max(refused.saturating_mul(2)) && !chunk.has_munk() {
             self.schedule(chunk, task::MUNK_LOAD)?;
         }
         Ok(())

@@ -98,6 +98,8 @@ struct State {
     dirs: BTreeSet<PathBuf>,
     locks: HashSet<PathBuf>,
     counted_ops: u64,
+    /// Bytes read from files since creation.
+    bytes_read: u64,
     fault: Option<Fault>,
     dead: bool,
 }
@@ -188,6 +190,11 @@ impl MemFs {
     /// State-changing operations counted since the last [`MemFs::set_fault`].
     pub fn counted_ops(&self) -> u64 {
         self.state.lock().counted_ops
+    }
+
+    /// Bytes read from files so far (for tests of what a read costs).
+    pub fn bytes_read(&self) -> u64 {
+        self.state.lock().bytes_read
     }
 
     /// Simulates a power loss: keeps what `mode` says of unsynced data,
@@ -437,6 +444,7 @@ impl StorageFile for MemFile {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read"));
             }
             buf.copy_from_slice(&file.current[start..end]);
+            st.bytes_read += buf.len() as u64;
             Ok(())
         })
     }

@@ -38,7 +38,7 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Where one record sits, with what is needed to order and find it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,50 +80,74 @@ impl LogConfig {
     }
 }
 
+/// The part still being appended to: where it starts and a Bloom filter
+/// of its keys.
 #[derive(Debug)]
 pub(crate) struct LogPart {
     /// Offset of the part's first record.
     pub start: u64,
     pub bloom: Bloom,
-    /// Where each record of the part starts, set once when the next part
-    /// begins (the part is sealed): a get whose filter says maybe reads only
-    /// the records whose fingerprint matches, not the whole part.
-    directory: OnceLock<PartDirectory>,
 }
 
-/// The records of a sealed part: a 32-bit fingerprint of each key (the high
-/// half of [`key_hash`]) and the record's offset from the part's start, in
-/// log order. A record ends where the next one starts (the last one at
-/// `len`).
-#[derive(Debug)]
-struct PartDirectory {
+/// What a get consults, published as one value (replaced whenever a part
+/// is sealed or started).
+///
+/// Sealed parts are summed up in one directory: a 32-bit fingerprint of
+/// each record's key (the high half of [`key_hash`]) in ascending order
+/// and, at the same index, where the record sits. A get binary-searches it
+/// and reads only the records whose fingerprint matches — one record, as
+/// a rule — instead of testing one filter per part and reading whole
+/// parts. The unsealed part has a Bloom filter and is read whole on a
+/// maybe.
+#[derive(Debug, Default)]
+struct Parts {
     fingerprints: Box<[u32]>,
-    offsets: Box<[u32]>,
-    /// Bytes of the part.
-    len: u32,
+    /// [`pack`]ed (offset, length) of each record, parallel to
+    /// `fingerprints`.
+    locations: Box<[u64]>,
+    /// Parts sealed so far.
+    sealed: usize,
+    /// The unsealed part (none while the segment is empty).
+    tail: Option<LogPart>,
 }
 
-impl PartDirectory {
+impl Parts {
+    /// Memory of the directory and the tail's filter.
     fn bytes(&self) -> u64 {
-        2 * heap_size(self.offsets.len() * 4)
+        heap_size(self.fingerprints.len() * 4)
+            + heap_size(self.locations.len() * 8)
+            + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
     }
 
-    /// Start and end (relative to the part) of each record whose key has
-    /// fingerprint `fp`.
+    fn count(&self) -> usize {
+        self.sealed + usize::from(self.tail.is_some())
+    }
+
+    /// (offset, length) of every sealed record whose fingerprint is `fp`.
     fn matches(&self, fp: u32) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.fingerprints
+        let from = self.fingerprints.partition_point(|&f| f < fp);
+        self.fingerprints[from..]
             .iter()
-            .enumerate()
-            .filter(move |(_, f)| **f == fp)
-            .map(move |(i, _)| {
-                let start = self.offsets[i];
-                let end = self.offsets.get(i + 1).copied().unwrap_or(self.len);
-                (u64::from(start), u64::from(end))
-            })
+            .take_while(move |&&f| f == fp)
+            .zip(&self.locations[from..])
+            .map(|(_, &loc)| unpack(loc))
     }
 }
 
-/// The fingerprint a part directory keeps for a key hash.
+/// Bits of a packed location that hold the record's length: enough for the
+/// largest record (a 16 KiB key and a 16 MiB value); the offset takes the
+/// other 39 (512 GiB).
+const LEN_BITS: u32 = 25;
+
+fn pack(offset: u64, len: u64) -> Option<u64> {
+    (offset < 1 << (64 - LEN_BITS) && len < 1 << LEN_BITS).then_some(offset << LEN_BITS | len)
+}
+
+fn unpack(loc: u64) -> (u64, u64) {
+    (loc >> LEN_BITS, loc & ((1 << LEN_BITS) - 1))
+}
+
+/// The fingerprint the directory keeps for a key hash.
 fn fingerprint(hash: u64) -> u32 {
     (hash >> 32) as u32
 }
@@ -141,18 +165,18 @@ struct AppendState {
     open_part: OpenPart,
 }
 
-/// (fingerprint, offset from the part's start) of each record of a part
-/// not sealed yet, with the memory charged for it.
+/// (fingerprint, offset) of each record of the part not sealed yet, with
+/// the memory charged for the list.
 #[derive(Debug, Default)]
 struct OpenPart {
-    records: Vec<(u32, u32)>,
+    records: Vec<(u32, u64)>,
     charged: u64,
 }
 
 impl OpenPart {
-    fn push(&mut self, budget: &MemoryBudget, fp: u32, local: u32) {
-        self.records.push((fp, local));
-        let now = heap_size(self.records.capacity() * 8);
+    fn push(&mut self, budget: &MemoryBudget, fp: u32, offset: u64) {
+        self.records.push((fp, offset));
+        let now = heap_size(self.records.capacity() * 16);
         if now != self.charged {
             budget.add(Kind::Filters, now.saturating_sub(self.charged));
             budget.release(Kind::Filters, self.charged.saturating_sub(now));
@@ -180,7 +204,7 @@ pub(crate) struct LogSegment {
     logical: AtomicU64,
     synced: Mutex<u64>,
     dirty: AtomicBool,
-    parts: ArcSwap<Vec<Arc<LogPart>>>,
+    parts: ArcSwap<Parts>,
     records: AtomicU64,
     max_counter: AtomicU64,
     /// Smallest and largest version of the records (`u64::MAX, 0` while
@@ -282,7 +306,7 @@ impl LogSegment {
             published: AtomicU64::new(len),
             synced: Mutex::new(len),
             dirty: AtomicBool::new(false),
-            parts: ArcSwap::from_pointee(Vec::new()),
+            parts: ArcSwap::from_pointee(Parts::default()),
             records: AtomicU64::new(0),
             max_counter: AtomicU64::new(0),
             versions: [AtomicU64::new(u64::MAX), AtomicU64::new(0)],
@@ -337,14 +361,33 @@ impl LogSegment {
         }
         let segment = Self::with_file(number, path, file, pos as u64, config);
         let mut max_counter = 0;
-        let mut parts = Vec::new();
+        let mut parts = Parts::default();
         let mut open_part = OpenPart::default();
+        // Parts are cut as appends cut them; the sealed ones are sorted
+        // into the directory once, at the end.
+        let mut sealed: Vec<(u32, u64)> = Vec::new();
         for r in &records {
             max_counter = max_counter.max(r.counter);
             segment.note_version(r.version);
-            let key = record_key(&data, r);
-            segment.add_to_part(&mut parts, &mut open_part, r.offset, key_hash(key));
+            let hash = key_hash(record_key(&data, r));
+            if segment.starts_part(&parts, r.offset) {
+                if let Some(old) = parts.tail.take() {
+                    config.budget.release(Kind::Filters, old.bloom.bytes());
+                    parts.sealed += 1;
+                }
+                sealed.extend_from_slice(&open_part.records);
+                open_part.clear(&config.budget);
+                parts.tail = Some(segment.new_part(r.offset));
+            }
+            segment.note_record(&parts, &mut open_part, r.offset, r.record_len(), hash)?;
         }
+        sealed.sort_unstable();
+        parts.fingerprints = sealed.iter().map(|e| e.0).collect();
+        parts.locations = sealed.iter().map(|e| e.1).collect();
+        config.budget.add(
+            Kind::Filters,
+            heap_size(parts.fingerprints.len() * 4) + heap_size(parts.locations.len() * 8),
+        );
         segment.append.lock().open_part = open_part;
         segment
             .records
@@ -384,58 +427,79 @@ impl LogSegment {
         Ok((records.len() as u64, (data.len() - pos) as u64))
     }
 
-    /// Adds the record at `offset` to the part holding it: sets the key's
-    /// filter bits and notes it in `open_part`. When `offset` is past the
-    /// last part's span, that part is sealed (its directory built from
-    /// `open_part`) and a new part starts (in `parts`, which the caller
-    /// publishes). Returns true if a part was added.
-    fn add_to_part(
-        &self,
-        parts: &mut Vec<Arc<LogPart>>,
-        open_part: &mut OpenPart,
-        offset: u64,
-        hash: u64,
-    ) -> bool {
-        let needs_new = parts
-            .last()
-            .is_none_or(|p| offset >= p.start + self.config.part_bytes);
-        if needs_new {
-            if let Some(last) = parts.last() {
-                self.seal(last, &open_part.records, offset);
-            }
-            open_part.clear(&self.config.budget);
-            let bloom = Bloom::with_bits(self.config.bloom_bits());
-            self.config.budget.add(Kind::Filters, bloom.bytes());
-            parts.push(Arc::new(LogPart {
-                start: offset,
-                bloom,
-                directory: OnceLock::new(),
-            }));
-        }
-        if let Some(p) = parts.last() {
-            p.bloom.insert(hash);
-            // A part spans less than 4 GiB unless one record does; such a
-            // part gets no directory (gets read it whole).
-            let local = u32::try_from(offset - p.start).unwrap_or(u32::MAX);
-            open_part.push(&self.config.budget, fingerprint(hash), local);
-        }
-        needs_new
+    /// True if a record at `offset` starts a new part.
+    fn starts_part(&self, parts: &Parts, offset: u64) -> bool {
+        parts
+            .tail
+            .as_ref()
+            .is_none_or(|t| offset >= t.start + self.config.part_bytes)
     }
 
-    /// Gives `part`, which ends at `end`, its directory.
-    fn seal(&self, part: &LogPart, records: &[(u32, u32)], end: u64) {
-        let Ok(len) = u32::try_from(end - part.start) else {
-            return;
-        };
-        let directory = PartDirectory {
-            fingerprints: records.iter().map(|r| r.0).collect(),
-            offsets: records.iter().map(|r| r.1).collect(),
-            len,
-        };
-        self.config.budget.add(Kind::Filters, directory.bytes());
-        if let Err(unused) = part.directory.set(directory) {
-            self.config.budget.release(Kind::Filters, unused.bytes());
+    /// A new unsealed part at `start`, its filter charged.
+    fn new_part(&self, start: u64) -> LogPart {
+        let bloom = Bloom::with_bits(self.config.bloom_bits());
+        self.config.budget.add(Kind::Filters, bloom.bytes());
+        LogPart { start, bloom }
+    }
+
+    /// Adds the record at `offset` to the unsealed part: sets the key's
+    /// filter bits and notes it in `open_part`.
+    fn note_record(
+        &self,
+        parts: &Parts,
+        open_part: &mut OpenPart,
+        offset: u64,
+        len: u64,
+        hash: u64,
+    ) -> Result<()> {
+        let loc = pack(offset, len).ok_or_else(|| {
+            Error::corruption(&self.path, offset, "log segment too large to index")
+        })?;
+        if let Some(t) = &parts.tail {
+            t.bloom.insert(hash);
         }
+        open_part.push(&self.config.budget, fingerprint(hash), loc);
+        Ok(())
+    }
+
+    /// The parts after sealing the unsealed one (its records move to the
+    /// directory) and starting a new one at `start`.
+    fn seal(&self, current: &Parts, open_part: &mut OpenPart, start: u64) -> Parts {
+        let mut added = std::mem::take(&mut open_part.records);
+        open_part.clear(&self.config.budget);
+        added.sort_unstable();
+        let n = current.fingerprints.len() + added.len();
+        let mut fingerprints = Vec::with_capacity(n);
+        let mut locations = Vec::with_capacity(n);
+        let old = current.fingerprints.iter().zip(current.locations.iter());
+        let mut old = old.map(|(&f, &l)| (f, l)).peekable();
+        let mut new = added.into_iter().peekable();
+        loop {
+            let take_old = match (old.peek(), new.peek()) {
+                (Some(o), Some(n)) => o <= n,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let next = if take_old { old.next() } else { new.next() };
+            if let Some((f, l)) = next {
+                fingerprints.push(f);
+                locations.push(l);
+            }
+        }
+        let parts = Parts {
+            fingerprints: fingerprints.into(),
+            locations: locations.into(),
+            sealed: current.sealed + usize::from(current.tail.is_some()),
+            tail: Some(self.new_part(start)),
+        };
+        let budget = &self.config.budget;
+        budget.add(
+            Kind::Filters,
+            heap_size(parts.fingerprints.len() * 4) + heap_size(parts.locations.len() * 8),
+        );
+        budget.release(Kind::Filters, current.bytes());
+        parts
     }
 
     fn note_version(&self, version: u64) {
@@ -459,7 +523,7 @@ impl LogSegment {
 
     /// Parts (each with its Bloom filter).
     pub fn part_count(&self) -> usize {
-        self.parts.load().len()
+        self.parts.load().count()
     }
 
     /// Bytes readable now: every record below this offset is whole and in
@@ -497,13 +561,9 @@ impl LogSegment {
         self.max_counter.load(Ordering::Relaxed)
     }
 
-    /// Memory of this segment's filters and part directories.
+    /// Memory of this segment's directory and filter.
     pub fn filter_bytes(&self) -> u64 {
-        self.parts
-            .load()
-            .iter()
-            .map(|p| p.bloom.bytes() + p.directory.get().map_or(0, PartDirectory::bytes))
-            .sum()
+        self.parts.load().bytes()
     }
 
     /// Appends one record; its counter is taken from `counter` here, so
@@ -518,30 +578,28 @@ impl LogSegment {
         write_through: bool,
     ) -> Result<Appended> {
         let mut a = self.append.lock();
-        let c = counter.fetch_add(1, Ordering::Relaxed);
         let offset = a.len;
+        let record_len = HEADER_LEN + key.len() + value.map_or(0, <[u8]>::len);
+        if pack(offset, record_len as u64).is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: log segment too large to index",
+                self.path.display()
+            )));
+        }
+        let c = counter.fetch_add(1, Ordering::Relaxed);
         let before = a.buffer.len();
         format::encode(&mut a.buffer, self.seed, key, value, version, c);
         let end = offset + (a.buffer.len() - before) as u64;
         a.len = end;
         let hash = key_hash(key);
-        let current = self.parts.load();
-        let fits = current
-            .last()
-            .is_some_and(|p| offset < p.start + self.config.part_bytes);
         let a = &mut *a;
-        if fits {
-            if let Some(p) = current.last() {
-                p.bloom.insert(hash);
-                let local = u32::try_from(offset - p.start).unwrap_or(u32::MAX);
-                a.open_part
-                    .push(&self.config.budget, fingerprint(hash), local);
-            }
-        } else {
-            let mut parts: Vec<Arc<LogPart>> = current.as_ref().clone();
-            self.add_to_part(&mut parts, &mut a.open_part, offset, hash);
+        let current = self.parts.load();
+        if self.starts_part(&current, offset) {
+            let parts = self.seal(&current, &mut a.open_part, offset);
             self.parts.store(Arc::new(parts));
         }
+        let parts = self.parts.load();
+        self.note_record(&parts, &mut a.open_part, offset, end - offset, hash)?;
         self.records.fetch_add(1, Ordering::Relaxed);
         self.max_counter.fetch_max(c, Ordering::Relaxed);
         self.note_version(version);
@@ -669,27 +727,14 @@ impl LogSegment {
         let end = self.len();
         let parts = self.parts.load();
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
-        for (i, part) in parts.iter().enumerate() {
-            if part.start >= end {
-                continue;
+        let mut consider = |r: RecordPtr, buf: &[u8], local: usize| -> bool {
+            let start = local + HEADER_LEN;
+            if buf.get(start..start + r.key_len as usize) != Some(key) {
+                return false;
             }
-            if !part.bloom.may_contain(hash) {
-                probe.skipped += 1;
-                continue;
-            }
-            probe.searched += 1;
-            let mut has_key = false;
-            let mut consider = |r: RecordPtr, buf: &[u8], local: usize| {
-                let start = local + HEADER_LEN;
-                if buf.get(start..start + r.key_len as usize) != Some(key) {
-                    return;
-                }
-                has_key = true;
-                if !accept(r.version, r.counter)
-                    || best.as_ref().is_some_and(|(b, _)| b.stamp() >= r.stamp())
-                {
-                    return;
-                }
+            if accept(r.version, r.counter)
+                && best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp())
+            {
                 let value = if r.tombstone {
                     None
                 } else {
@@ -697,42 +742,55 @@ impl LogSegment {
                     buf.get(v..v + r.value_len as usize).map(<[u8]>::to_vec)
                 };
                 best = Some((r, value));
+            }
+            true
+        };
+        // Sealed parts: only the records whose fingerprint matches.
+        let (mut read, mut has_key) = (false, false);
+        for (from, len) in parts.matches(fingerprint(hash)) {
+            if from + len > end {
+                continue; // appended but not readable yet
+            }
+            read = true;
+            let buf = self.read_bytes(from, from + len)?;
+            let (records, pos) = decode_records(&buf, from, self.seed);
+            let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
+                return Err(Error::corruption(
+                    &self.path,
+                    from,
+                    "log record failed its checksum",
+                ));
             };
-            if let Some(dir) = part.directory.get() {
-                // Sealed: read only the records whose fingerprint matches.
-                for (from, to) in dir.matches(fingerprint(hash)) {
-                    let (from, to) = (part.start + from, part.start + to);
-                    if to > end {
-                        continue; // appended but not readable yet
-                    }
-                    let buf = self.read_bytes(from, to)?;
-                    let (records, pos) = decode_records(&buf, from, self.seed);
-                    let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
-                        return Err(Error::corruption(
-                            &self.path,
-                            from,
-                            "log record failed its checksum",
-                        ));
-                    };
-                    consider(r, &buf, 0);
-                }
-            } else {
-                let part_end = parts.get(i + 1).map_or(end, |n| n.start.min(end));
-                let buf = self.read_bytes(part.start, part_end)?;
-                let (records, pos) = decode_records(&buf, part.start, self.seed);
+            has_key |= consider(r, &buf, 0);
+        }
+        if read {
+            probe.searched += 1;
+            probe.false_positives += u64::from(!has_key);
+        } else if parts.sealed > 0 {
+            probe.skipped += 1;
+        }
+        // The unsealed part: whole, if its filter may hold the key.
+        if let Some(tail) = parts.tail.as_ref().filter(|t| t.start < end) {
+            if tail.bloom.may_contain(hash) {
+                probe.searched += 1;
+                let buf = self.read_bytes(tail.start, end)?;
+                let (records, pos) = decode_records(&buf, tail.start, self.seed);
                 if pos != buf.len() {
                     return Err(Error::corruption(
                         &self.path,
-                        part.start + pos as u64,
+                        tail.start + pos as u64,
                         "log record failed its checksum",
                     ));
                 }
+                let mut found = false;
                 for r in records {
-                    let local = (r.offset - part.start) as usize;
-                    consider(r, &buf, local);
+                    let local = (r.offset - tail.start) as usize;
+                    found |= consider(r, &buf, local);
                 }
+                probe.false_positives += u64::from(!found);
+            } else {
+                probe.skipped += 1;
             }
-            probe.false_positives += u64::from(!has_key);
         }
         Ok(best)
     }
