@@ -235,7 +235,14 @@ impl Scan {
             (Bound::Excluded(e), None) => Some(e.clone()),
             (_, k) => k.clone(),
         };
-        let groups = funk.scan(&from, to.as_deref(), self.snap.version, &inner.recovery)?;
+        let room = |n| crate::maintenance::room_for(&inner, n);
+        let groups = funk.scan(
+            &from,
+            to.as_deref(),
+            self.snap.version,
+            &inner.recovery,
+            &room,
+        )?;
         self.source = Some(Source::Funk {
             groups: Box::new(groups),
             end_key,

@@ -95,6 +95,11 @@ impl MemoryBudget {
         self.used.load(Ordering::Relaxed)
     }
 
+    /// Bytes charged to `kind`.
+    pub fn kind_used(&self, kind: Kind) -> u64 {
+        self.by_kind[kind as usize].load(Ordering::Relaxed)
+    }
+
     /// Bytes left before the limit (0 when over it).
     pub fn free(&self) -> u64 {
         self.limit.saturating_sub(self.used())

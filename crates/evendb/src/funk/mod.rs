@@ -381,16 +381,19 @@ pub(crate) struct FunkScan {
 
 impl Funk {
     /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
+    /// `room(n)` makes room in the memory budget for `n` bytes of log
+    /// index about to be kept.
     pub fn scan(
         &self,
         from: &[u8],
         to: Option<&[u8]>,
         max_version: u64,
         recovery: &RecoveryTable,
+        room: &dyn Fn(u64),
     ) -> Result<FunkScan> {
         let mut logs = Vec::new();
         for seg in self.logs() {
-            let index = seg.sorted_index()?;
+            let index = seg.sorted_index(room)?;
             let range = index.range(from, to);
             if !range.is_empty() {
                 logs.push((seg.clone(), index, range));

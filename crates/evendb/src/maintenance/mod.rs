@@ -23,7 +23,7 @@ mod rebuild;
 mod split;
 
 pub(crate) use merge::merge;
-pub(crate) use munks::{evict_munk, keep_floor, make_room, munk_rebalance};
+pub(crate) use munks::{evict_munk, keep_floor, make_room, munk_rebalance, room_for};
 pub(crate) use rebuild::funk_rebalance;
 
 use crate::chunk::{task, Chunk};

@@ -275,12 +275,13 @@ pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) ->
         }
         match inner.munks.coldest(except) {
             Some(victim) => evict_munk(inner, &victim),
-            None => break,
+            None => {
+                // No munk left to evict: log indexes go last (they are
+                // rebuilt on demand, but each rebuild reads a whole log).
+                inner.open_files.drop_log_indexes();
+                break;
+            }
         }
-    }
-    if inner.budget.free() < target {
-        // Log indexes are rebuilt on demand; munks are worth more.
-        inner.open_files.drop_log_indexes();
     }
     inner.budget.free() >= target
 }

@@ -660,14 +660,15 @@ impl LogSegment {
 
     /// The sorted index of every record published so far, built or
     /// extended now if needed (reading only what it does not cover yet).
-    /// It is kept for later scans if the memory budget has room for it;
-    /// otherwise it serves this caller only.
-    pub fn sorted_index(&self) -> Result<Arc<SegmentIndex>> {
+    /// It is kept for later scans while log indexes take less than a
+    /// quarter of the memory budget (munks make room for it), or beyond
+    /// that if the budget has room; otherwise it serves this caller only.
+    pub fn sorted_index(&self, room: &dyn Fn(u64)) -> Result<Arc<SegmentIndex>> {
         let len = self.len();
         if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
             return Ok(ix);
         }
-        let _g = self.index_build.lock();
+        let g = self.index_build.lock();
         let current = self.index.load_full();
         if let Some(ix) = current.as_ref().filter(|ix| ix.covered >= len) {
             return Ok(ix.clone());
@@ -679,8 +680,27 @@ impl LogSegment {
         let new = Arc::new(old.extended(&image, from, len));
         let budget = &self.config.budget;
         let grow = new.bytes().saturating_sub(old.bytes());
-        if budget.try_reserve(Kind::Indexes, grow, 0) {
-            budget.release(Kind::Indexes, old.bytes().saturating_sub(new.bytes()));
+        let shrink = old.bytes().saturating_sub(new.bytes());
+        // Indexes may take a quarter of the budget whatever munks want
+        // (munks are evicted to make room); past that, only free room.
+        // Either way the reservation leaves the budget's floor free.
+        let under_share = budget.kind_used(Kind::Indexes) + grow <= budget.limit() / 4;
+        // Making room may drop indexes, this one's too: not under
+        // `index_build`. The index is kept only if nobody changed it
+        // meanwhile.
+        drop(g);
+        if under_share {
+            room(grow + budget.floor());
+        }
+        let _g = self.index_build.lock();
+        let unchanged = match (self.index.load_full(), &current) {
+            (Some(now), Some(was)) => Arc::ptr_eq(&now, was),
+            (None, None) => true,
+            _ => false,
+        };
+        let kept = unchanged && budget.try_reserve(Kind::Indexes, grow, 0);
+        if kept {
+            budget.release(Kind::Indexes, shrink);
             self.index.store(Some(new.clone()));
         }
         Ok(new)
