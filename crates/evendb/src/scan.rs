@@ -248,6 +248,9 @@ impl Scan {
             end_key,
         });
         inner.wants_munk(&chunk)?;
+        if crate::maintenance::log_too_large_to_scan(&inner, &chunk) {
+            inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
+        }
         Ok(())
     }
 

@@ -45,6 +45,9 @@ pub(crate) mod task {
     pub const MUNK_REBALANCE: u8 = 2;
     pub const MUNK_LOAD: u8 = 4;
     pub const MERGE: u8 = 8;
+    /// A munk-less chunk is scanned while its log is too large to index
+    /// cheaply (a log written while it had a munk): rebuild it into a table.
+    pub const COMPACT_LOG: u8 = 16;
 }
 
 #[derive(Debug)]

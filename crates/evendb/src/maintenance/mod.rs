@@ -127,6 +127,13 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
             merge(inner, chunk)?;
         }
     }
+    if bits & task::COMPACT_LOG != 0
+        && !chunk.is_retired()
+        && !chunk.has_munk()
+        && log_too_large_to_scan(inner, chunk)
+    {
+        rebuild::rebuild_now(inner, chunk)?;
+    }
     if bits & task::MERGE != 0 && !chunk.is_retired() {
         merge(inner, chunk)?;
     }
@@ -144,6 +151,14 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
             .store(heat, std::sync::atomic::Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// True if scans of the munk-less `chunk` would read (or index) more log
+/// than twice the munk-less log limit: what a munk left behind.
+pub(crate) fn log_too_large_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
+    chunk
+        .funk()
+        .is_some_and(|f| f.log_bytes() > 2 * inner.opts.max_log_size)
 }
 
 /// Rebuilds `chunk` now and merges it with a neighbor if it is small

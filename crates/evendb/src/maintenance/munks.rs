@@ -181,6 +181,13 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     inner.munks.remove(chunk);
     if old.is_some() {
         stats::add(&inner.counters.local().munk_evictions, 1);
+        if inner.opts.maintenance_threads > 0 && super::log_too_large_to_scan(inner, chunk) {
+            // The log the munk let grow is now the chunk's read path:
+            // rebuild it into a table in the background. (Without
+            // maintenance threads this would run inside whatever is
+            // making room; the chunk's next scan asks for it instead.)
+            let _ = inner.schedule(chunk, crate::chunk::task::COMPACT_LOG);
+        }
     }
 }
 
