@@ -4,7 +4,7 @@
 //! to a chunk adds one to its `heat`; every so often all heats are halved
 //! (see `DbInner::touch`), so heat measures recent popularity. A munk-less
 //! chunk that becomes hot asks for a munk; it gets one if the memory budget
-//! has room or a munk at most half as hot can be evicted for it.
+//! has room or munks at most a quarter as hot can be evicted for it.
 //!
 //! A chunk's log may grow far past the munk-less limit while it has a munk
 //! (its munk serves the reads). When the munk is evicted, the cache notes
@@ -84,7 +84,7 @@ impl MunkCache {
     }
 
     /// The coldest resident chunks, other than `for_chunk`, each less than
-    /// half as hot as `heat`, whose munks together hold at least `bytes`;
+    /// a quarter as hot as `heat`, whose munks together hold at least `bytes`;
     /// `None` if there are not enough of them: evicting some munks for a
     /// load that still cannot happen would only churn the cache.
     pub fn victims(
@@ -99,7 +99,7 @@ impl MunkCache {
             .iter()
             .filter(|c| !Arc::ptr_eq(c, for_chunk))
             .map(|c| (c.heat.load(Ordering::Relaxed), c))
-            .filter(|&(h, _)| h.saturating_mul(2) < heat)
+            .filter(|&(h, _)| h.saturating_mul(4) < heat)
             .collect();
         candidates.sort_by_key(|&(h, _)| h);
         let mut freed = 0u64;
