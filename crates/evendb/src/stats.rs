@@ -165,11 +165,14 @@ stats! {
         munk_rebalances,
         /// Time spent in munk rebalances, in microseconds.
         munk_rebalance_micros,
-        /// Log parts a get read because their Bloom filter may hold the key.
+        /// Log lookups that read records: a segment's directory of sealed
+        /// parts with a matching fingerprint, or its open part whose Bloom
+        /// filter said maybe.
         log_parts_searched,
-        /// Log parts a get skipped because their Bloom filter rules the key out.
+        /// Log lookups that ruled the key out without reading: no matching
+        /// fingerprint in a directory, or a "no" from an open part's filter.
         log_parts_skipped,
-        /// Log parts read whose filter said maybe but that held no record of the key.
+        /// Searched lookups that found no record of the key.
         log_filter_false_positives,
         /// Puts that waited for a chunk's rebalance lock (held by a munk rebalance, split, divert, eviction or munk load).
         put_lock_waits,
@@ -248,7 +251,7 @@ stats! {
         memory_munks,
         /// Memory of the row cache.
         memory_row_cache,
-        /// Memory of Bloom filters over log parts.
+        /// Memory of log directories and open parts' Bloom filters.
         memory_filters,
         /// Memory of table block indexes and sorted log indexes.
         memory_indexes,
@@ -513,11 +516,11 @@ const DERIVED_HELP: &[(&str, &str)] = &[
     ),
     (
         "log_filter_skip_rate",
-        "Fraction of log parts the Bloom filters let gets skip.",
+        "Fraction of log lookups (directories, open parts) that ruled the key out without reading.",
     ),
     (
         "log_filter_false_positive_rate",
-        "Fraction of log parts without the key whose Bloom filter said maybe.",
+        "Fraction of log lookups without the key that still read records.",
     ),
 ];
 

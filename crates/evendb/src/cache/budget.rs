@@ -45,7 +45,7 @@ pub(crate) enum Kind {
     Munks = 0,
     /// The row cache.
     RowCache = 1,
-    /// Bloom filters over log parts.
+    /// Log directories and the open parts' Bloom filters.
     Filters = 2,
     /// Table block indexes held in memory.
     Indexes = 3,

@@ -885,3 +885,78 @@ fn decode_at(data: &[u8], pos: usize, seed: u32) -> Option<(Header, &[u8])> {
     }
     body.get(..h.key_len as usize).map(|k| (h, k))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::{MemFs, Storage};
+
+    #[test]
+    fn the_largest_record_packs() {
+        let largest =
+            (HEADER_LEN + crate::entry::MAX_KEY_SIZE + crate::entry::MAX_VALUE_SIZE) as u64;
+        assert_eq!(unpack(pack(7, largest).expect("fits")), (7, largest));
+        let far = (1u64 << 39) - 1;
+        assert_eq!(unpack(pack(far, 1).expect("fits")), (far, 1));
+        assert!(pack(1 << 39, 1).is_none());
+        assert!(pack(0, 1 << LEN_BITS).is_none());
+    }
+
+    /// Finds the newest version of every key through the directory and the
+    /// open part, before and after a replay (which builds the directory in
+    /// one sort instead of seal by seal).
+    #[test]
+    fn gets_find_the_newest_record_through_directory_and_open_part() {
+        let fs = MemFs::new();
+        let dir = Path::new("/seg");
+        let config = LogConfig {
+            part_bytes: 512,
+            budget: Arc::new(MemoryBudget::new(1 << 30)),
+        };
+        fs.create_dir_all(dir).expect("directory");
+        let seg = LogSegment::create(&fs, dir, 1, &config).expect("create");
+        let counter = AtomicU64::new(0);
+        let mut newest = std::collections::BTreeMap::new();
+        for i in 0..600u64 {
+            let key = format!("k{:03}", (i * 37) % 50);
+            let value = format!("v{i}");
+            let deleted = i % 11 == 0;
+            let value = (!deleted).then_some(value.as_bytes());
+            seg.append(key.as_bytes(), value, i + 1, &counter, true)
+                .expect("append");
+            newest.insert(key, value.map(<[u8]>::to_vec));
+        }
+        let check = |seg: &LogSegment| {
+            assert!(seg.part_count() > 20, "{} parts", seg.part_count());
+            for (key, value) in &newest {
+                let mut probe = FilterProbe::default();
+                let found = seg
+                    .lookup(
+                        key.as_bytes(),
+                        key_hash(key.as_bytes()),
+                        &|_, _| true,
+                        &mut probe,
+                    )
+                    .expect("lookup")
+                    .expect("every key has a record");
+                assert_eq!(&found.1, value, "{key}");
+            }
+            let mut probe = FilterProbe::default();
+            let absent = seg
+                .lookup(b"nope", key_hash(b"nope"), &|_, _| true, &mut probe)
+                .expect("lookup");
+            assert!(absent.is_none());
+        };
+        check(&seg);
+        let filters = seg.filter_bytes();
+        drop(seg);
+        assert_eq!(
+            config.budget.used(),
+            0,
+            "a dropped segment returns its memory"
+        );
+        let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
+        check(&replay.segment);
+        assert_eq!(replay.segment.filter_bytes(), filters);
+    }
+}
