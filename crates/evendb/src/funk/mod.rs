@@ -207,7 +207,7 @@ impl Funk {
             images.push(log.image(upto)?);
         }
         Ok(KeyGroups::new(
-            self.table.as_ref().map(|t| t.iter_from(from)),
+            self.table.as_ref().map(|t| t.bulk_from(from)),
             LogView::new(images, from, to, recovery),
             to,
             recovery.clone(),

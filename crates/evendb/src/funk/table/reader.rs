@@ -134,6 +134,38 @@ impl TableReader {
         Ok((buf, n, b.offset))
     }
 
+    /// The entries of blocks `first..first + count` (clamped to the table),
+    /// read with one positional read: blocks are contiguous in the file.
+    fn read_blocks(&self, first: usize, count: usize) -> Result<Vec<Vec<Entry>>> {
+        let last = (first + count).min(self.blocks.len());
+        let (Some(a), Some(z)) = (
+            self.blocks.get(first),
+            self.blocks.get(last.wrapping_sub(1)),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let start = a.offset;
+        let end = z.offset + u64::from(z.len);
+        let mut buf = vec![0u8; (end - start) as usize];
+        self.file
+            .read_at(start, &mut buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let mut out = Vec::with_capacity(last - first);
+        for b in &self.blocks[first..last] {
+            let at = (b.offset - start) as usize;
+            let raw = buf.get(at..at + b.len as usize).unwrap_or_default();
+            let body = checked_body(raw, self.seed, b.offset).ok_or_else(|| {
+                Error::corruption(&self.path, b.offset, "table block failed its checksum")
+            })?;
+            out.push(
+                format::decode_entries(body).ok_or_else(|| {
+                    Error::corruption(&self.path, b.offset, "malformed table block")
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
         let (buf, n, offset) = self.block_body(i)?;
         format::decode_entries(buf.get(..n).unwrap_or_default())
@@ -165,12 +197,25 @@ impl TableReader {
     }
 
     /// Iterates every entry with key `>= from`, in table order.
+    /// Entries from `from` on, for a reader that may stop soon (a scan):
+    /// the first read is one block, each next one twice as many, up to
+    /// [`MAX_WINDOW`].
     pub fn iter_from(self: &Arc<Self>, from: &[u8]) -> TableIter {
         TableIter {
             table: self.clone(),
             next_block: self.block_for(from),
             from: from.to_vec(),
             pending: VecDeque::new(),
+            window: 1,
+        }
+    }
+
+    /// Entries from `from` on, for a reader that takes them all (a munk
+    /// load, a rebuild): every read is [`MAX_WINDOW`] blocks.
+    pub fn bulk_from(self: &Arc<Self>, from: &[u8]) -> TableIter {
+        TableIter {
+            window: MAX_WINDOW,
+            ..self.iter_from(from)
         }
     }
 }
@@ -212,12 +257,17 @@ fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
     (expected == index_offset && d.remaining() == 0 && d.position() == body.len()).then_some(blocks)
 }
 
-/// Entries of a table from a start key on, reading one block at a time.
+/// Most blocks a table iterator reads at once (256 KiB of 4 KiB blocks).
+const MAX_WINDOW: usize = 64;
+
+/// Entries of a table from a start key on, reading `window` blocks at a
+/// time (the kernel is told not to read ahead; see `vfs::std_fs`).
 pub(crate) struct TableIter {
     table: Arc<TableReader>,
     next_block: usize,
     from: Vec<u8>,
     pending: VecDeque<Entry>,
+    window: usize,
 }
 
 impl Iterator for TableIter {
@@ -231,13 +281,15 @@ impl Iterator for TableIter {
             if self.next_block >= self.table.block_count() {
                 return None;
             }
-            match self.table.read_block(self.next_block) {
-                Ok(entries) => {
-                    self.next_block += 1;
+            match self.table.read_blocks(self.next_block, self.window) {
+                Ok(blocks) => {
+                    self.next_block += blocks.len().max(1);
+                    self.window = (self.window * 2).min(MAX_WINDOW);
                     let from = &self.from;
                     self.pending.extend(
-                        entries
+                        blocks
                             .into_iter()
+                            .flatten()
                             .filter(|e| e.key.as_slice() >= from.as_slice()),
                     );
                 }
