@@ -138,19 +138,8 @@ pub fn served_table(results: &[&RunResult]) -> String {
     for (r, s) in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.workload,
-            r.distribution,
-            format::count(s.gets as f64),
-            format::percent(s.munk, s.gets),
-            format::percent(s.row_cache, s.gets),
-            format::percent(s.log, s.gets),
-            format::percent(s.table, s.gets),
-            format::percent(s.absent, s.gets),
-            format::count(s.scan_chunks() as f64),
-            format::percent(s.scan_chunks_munk, s.scan_chunks()),
-            format::count(s.munk_loads as f64),
-            format::count(s.munk_evictions as f64),
+            "| {} | {} |",
+            s.cells(r).join(" | "),
             format::bytes(r.bytes_read)
         );
     }

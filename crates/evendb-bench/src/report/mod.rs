@@ -105,23 +105,19 @@ pub fn table(results: &[RunResult]) -> String {
             "munk loads",
             "evictions"
         );
+        const WIDTHS: [usize; 12] = [14, 15, 10, 7, 8, 6, 7, 8, 11, 11, 10, 9];
         for (r, s) in served {
-            let _ = writeln!(
-                out,
-                "{:<14} {:<15} {:>10} {:>7} {:>8} {:>6} {:>7} {:>8} {:>11} {:>11} {:>10} {:>9}",
-                r.workload,
-                r.distribution,
-                format::count(s.gets as f64),
-                format::percent(s.munk, s.gets),
-                format::percent(s.row_cache, s.gets),
-                format::percent(s.log, s.gets),
-                format::percent(s.table, s.gets),
-                format::percent(s.absent, s.gets),
-                format::count(s.scan_chunks() as f64),
-                format::percent(s.scan_chunks_munk, s.scan_chunks()),
-                format::count(s.munk_loads as f64),
-                format::count(s.munk_evictions as f64)
-            );
+            let line: Vec<String> = s
+                .cells(r)
+                .iter()
+                .zip(WIDTHS)
+                .enumerate()
+                .map(|(i, (c, w))| match i {
+                    0 | 1 => format!("{c:<w$}"),
+                    _ => format!("{c:>w$}"),
+                })
+                .collect();
+            let _ = writeln!(out, "{}", line.join(" "));
         }
     }
     out
@@ -157,6 +153,26 @@ pub struct Served {
 }
 
 impl Served {
+    /// The cells both tables show for phase `r`: workload, distribution,
+    /// gets, the five shares, scan chunks, the share from munks, munk loads
+    /// and evictions.
+    pub fn cells(&self, r: &RunResult) -> [String; 12] {
+        [
+            r.workload.clone(),
+            r.distribution.clone(),
+            format::count(self.gets as f64),
+            format::percent(self.munk, self.gets),
+            format::percent(self.row_cache, self.gets),
+            format::percent(self.log, self.gets),
+            format::percent(self.table, self.gets),
+            format::percent(self.absent, self.gets),
+            format::count(self.scan_chunks() as f64),
+            format::percent(self.scan_chunks_munk, self.scan_chunks()),
+            format::count(self.munk_loads as f64),
+            format::count(self.munk_evictions as f64),
+        ]
+    }
+
     /// The figures of an evendb phase that did gets or scans; `None` for
     /// other engines, for phases without gets or scans, and for results
     /// written before per-phase counters existed.
