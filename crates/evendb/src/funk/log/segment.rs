@@ -112,11 +112,27 @@ struct Parts {
 }
 
 impl Parts {
+    /// Parts whose directory holds `entries` (fingerprint, packed location),
+    /// sorted here. The sort is stable, so a sorted run followed by new
+    /// entries costs a sort of the new ones and one merge.
+    fn new(mut entries: Vec<(u32, u64)>, sealed: usize, tail: Option<LogPart>) -> Self {
+        entries.sort();
+        Parts {
+            fingerprints: entries.iter().map(|e| e.0).collect(),
+            locations: entries.iter().map(|e| e.1).collect(),
+            sealed,
+            tail,
+        }
+    }
+
+    /// Memory of the directory.
+    fn directory_bytes(&self) -> u64 {
+        heap_size(self.fingerprints.len() * 4) + heap_size(self.locations.len() * 8)
+    }
+
     /// Memory of the directory and the tail's filter.
     fn bytes(&self) -> u64 {
-        heap_size(self.fingerprints.len() * 4)
-            + heap_size(self.locations.len() * 8)
-            + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
+        self.directory_bytes() + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
     }
 
     fn count(&self) -> usize {
@@ -379,15 +395,13 @@ impl LogSegment {
                 open_part.clear(&config.budget);
                 parts.tail = Some(segment.new_part(r.offset));
             }
-            segment.note_record(&parts, &mut open_part, r.offset, r.record_len(), hash)?;
+            let loc = pack(r.offset, r.record_len()).ok_or_else(|| {
+                Error::corruption(&segment.path, r.offset, "log segment too large to index")
+            })?;
+            segment.note_record(&parts, &mut open_part, loc, hash);
         }
-        sealed.sort_unstable();
-        parts.fingerprints = sealed.iter().map(|e| e.0).collect();
-        parts.locations = sealed.iter().map(|e| e.1).collect();
-        config.budget.add(
-            Kind::Filters,
-            heap_size(parts.fingerprints.len() * 4) + heap_size(parts.locations.len() * 8),
-        );
+        let parts = Parts::new(sealed, parts.sealed, parts.tail);
+        config.budget.add(Kind::Filters, parts.directory_bytes());
         segment.append.lock().open_part = open_part;
         segment
             .records
@@ -444,60 +458,28 @@ impl LogSegment {
 
     /// Adds the record at `offset` to the unsealed part: sets the key's
     /// filter bits and notes it in `open_part`.
-    fn note_record(
-        &self,
-        parts: &Parts,
-        open_part: &mut OpenPart,
-        offset: u64,
-        len: u64,
-        hash: u64,
-    ) -> Result<()> {
-        let loc = pack(offset, len).ok_or_else(|| {
-            Error::corruption(&self.path, offset, "log segment too large to index")
-        })?;
+    fn note_record(&self, parts: &Parts, open_part: &mut OpenPart, loc: u64, hash: u64) {
         if let Some(t) = &parts.tail {
             t.bloom.insert(hash);
         }
         open_part.push(&self.config.budget, fingerprint(hash), loc);
-        Ok(())
     }
 
     /// The parts after sealing the unsealed one (its records move to the
     /// directory) and starting a new one at `start`.
     fn seal(&self, current: &Parts, open_part: &mut OpenPart, start: u64) -> Parts {
-        let mut added = std::mem::take(&mut open_part.records);
+        let mut entries: Vec<(u32, u64)> = current
+            .fingerprints
+            .iter()
+            .copied()
+            .zip(current.locations.iter().copied())
+            .collect();
+        entries.append(&mut open_part.records);
         open_part.clear(&self.config.budget);
-        added.sort_unstable();
-        let n = current.fingerprints.len() + added.len();
-        let mut fingerprints = Vec::with_capacity(n);
-        let mut locations = Vec::with_capacity(n);
-        let old = current.fingerprints.iter().zip(current.locations.iter());
-        let mut old = old.map(|(&f, &l)| (f, l)).peekable();
-        let mut new = added.into_iter().peekable();
-        loop {
-            let take_old = match (old.peek(), new.peek()) {
-                (Some(o), Some(n)) => o <= n,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let next = if take_old { old.next() } else { new.next() };
-            if let Some((f, l)) = next {
-                fingerprints.push(f);
-                locations.push(l);
-            }
-        }
-        let parts = Parts {
-            fingerprints: fingerprints.into(),
-            locations: locations.into(),
-            sealed: current.sealed + usize::from(current.tail.is_some()),
-            tail: Some(self.new_part(start)),
-        };
+        let sealed = current.sealed + usize::from(current.tail.is_some());
+        let parts = Parts::new(entries, sealed, Some(self.new_part(start)));
         let budget = &self.config.budget;
-        budget.add(
-            Kind::Filters,
-            heap_size(parts.fingerprints.len() * 4) + heap_size(parts.locations.len() * 8),
-        );
+        budget.add(Kind::Filters, parts.directory_bytes());
         budget.release(Kind::Filters, current.bytes());
         parts
     }
@@ -580,12 +562,12 @@ impl LogSegment {
         let mut a = self.append.lock();
         let offset = a.len;
         let record_len = HEADER_LEN + key.len() + value.map_or(0, <[u8]>::len);
-        if pack(offset, record_len as u64).is_none() {
+        let Some(loc) = pack(offset, record_len as u64) else {
             return Err(Error::InvalidArgument(format!(
                 "{}: log segment too large to index",
                 self.path.display()
             )));
-        }
+        };
         let c = counter.fetch_add(1, Ordering::Relaxed);
         let before = a.buffer.len();
         format::encode(&mut a.buffer, self.seed, key, value, version, c);
@@ -599,7 +581,7 @@ impl LogSegment {
             self.parts.store(Arc::new(parts));
         }
         let parts = self.parts.load();
-        self.note_record(&parts, &mut a.open_part, offset, end - offset, hash)?;
+        self.note_record(&parts, &mut a.open_part, loc, hash);
         self.records.fetch_add(1, Ordering::Relaxed);
         self.max_counter.fetch_max(c, Ordering::Relaxed);
         self.note_version(version);
