@@ -52,6 +52,7 @@ mod maintenance;
 mod manifest;
 mod munk;
 mod options;
+mod prefix;
 mod recovery;
 mod scan;
 mod stats;

@@ -27,6 +27,7 @@
 //!   [`Index::find`]; whatever chunk it gets, old or new, holds that key, so
 //!   it reads on from there with no gap and no overlap.
 
+use crate::prefix::PrefixIndex;
 use crate::sync::{ArcSwap, AtomicBool, Mutex, OnceLock, Ordering};
 use std::sync::Arc;
 
@@ -89,13 +90,20 @@ pub(crate) fn resolve<T: Ranged>(from: &Arc<T>, key: &[u8]) -> Arc<T> {
 #[derive(Debug)]
 pub(crate) struct Partition<T> {
     pub chunks: Vec<Arc<T>>,
+    /// The chunks' minimum keys, searched by integer prefix.
+    min_keys: PrefixIndex,
 }
 
 impl<T: Ranged> Partition<T> {
+    pub fn new(chunks: Vec<Arc<T>>) -> Self {
+        let min_keys = PrefixIndex::new(chunks.iter().map(|c| c.min_key()));
+        Partition { chunks, min_keys }
+    }
+
     /// Position of the chunk whose range holds `key`.
     pub fn position(&self, key: &[u8]) -> usize {
-        self.chunks
-            .partition_point(|c| c.min_key() <= key)
+        self.min_keys
+            .partition_point(key, |i| self.chunks[i].min_key() <= key)
             .saturating_sub(1)
     }
 
@@ -117,7 +125,7 @@ pub(crate) struct Index<T> {
 impl<T: Ranged> Index<T> {
     pub fn new(chunks: Vec<Arc<T>>) -> Self {
         Index {
-            current: ArcSwap::from_pointee(Partition { chunks }),
+            current: ArcSwap::from_pointee(Partition::new(chunks)),
             update: Mutex::new(()),
         }
     }
@@ -148,6 +156,6 @@ impl<T: Ranged> Index<T> {
                 chunks.push(c.clone());
             }
         }
-        self.current.store(Arc::new(Partition { chunks }));
+        self.current.store(Arc::new(Partition::new(chunks)));
     }
 }

@@ -73,10 +73,12 @@ pub(crate) struct Chunk {
     lineage: Lineage<Chunk>,
     /// Access count for the munk cache's LFU policy (halved periodically).
     pub heat: AtomicU32,
-    /// The heat at which a munk load was last refused for want of room
-    /// (halved with `heat`): the chunk asks again only once it is twice as
-    /// hot, so a refused chunk does not wake maintenance at every get.
+    /// The heat at which a munk load was last refused for want of room (0:
+    /// not refused since its last load). Not halved with `heat`: the chunk
+    /// asks again once it is twice as hot, or once `refused_at` is old.
     pub load_refused: AtomicU32,
+    /// The store's access count (`DbInner::touches`) at the last refusal.
+    pub refused_at: AtomicU64,
     /// Bumped whenever the chunk gains or loses its munk; row-cache entries
     /// carry it, so entries from before are never served.
     pub generation: AtomicU64,
@@ -101,6 +103,7 @@ impl Chunk {
             lineage: Lineage::new(),
             heat: AtomicU32::new(0),
             load_refused: AtomicU32::new(0),
+            refused_at: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             queued: AtomicU8::new(0),
         }

@@ -87,6 +87,10 @@ pub(crate) struct DbInner {
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.
     next_decay: std::sync::atomic::AtomicU64,
+    /// Accesses after which a chunk refused a munk may ask again: 256
+    /// halving periods, so refused chunks together ask about once per
+    /// 4096 accesses whatever their number.
+    retry_touches: std::sync::atomic::AtomicU64,
     poisoned: Mutex<Option<String>>,
     /// Wakes the checkpointer at close.
     pub shutdown: AtomicBool,
@@ -413,7 +417,9 @@ impl DbInner {
             return;
         }
         let idx = self.index.load();
-        let next = n + (16 * idx.chunks.len() as u64).max(1024);
+        let period = (16 * idx.chunks.len() as u64).max(1024);
+        self.retry_touches.store(256 * period, Ordering::Relaxed);
+        let next = n + period;
         if self
             .next_decay
             .compare_exchange(next_due, next, Ordering::Relaxed, Ordering::Relaxed)
@@ -422,10 +428,31 @@ impl DbInner {
             for c in &idx.chunks {
                 let h = c.heat.load(Ordering::Relaxed);
                 c.heat.store(h / 2, Ordering::Relaxed);
-                let r = c.load_refused.load(Ordering::Relaxed);
-                c.load_refused.store(r / 2, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Records that a munk load of `chunk` was refused at its current heat.
+    pub fn refuse_load(&self, chunk: &Chunk) {
+        let heat = chunk.heat.load(Ordering::Relaxed).max(1);
+        chunk.load_refused.store(heat, Ordering::Relaxed);
+        chunk
+            .refused_at
+            .store(self.touches.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Whether a chunk refused a munk at heat `refused` may ask again at
+    /// `heat`: once twice as hot, or once enough accesses have passed.
+    pub fn may_ask_again(&self, chunk: &Chunk, heat: u32) -> bool {
+        let refused = chunk.load_refused.load(Ordering::Relaxed);
+        if refused == 0 || heat >= refused.saturating_mul(2) {
+            return true;
+        }
+        let since = self
+            .touches
+            .load(Ordering::Relaxed)
+            .saturating_sub(chunk.refused_at.load(Ordering::Relaxed));
+        since >= self.retry_touches.load(Ordering::Relaxed)
     }
 
     /// The live chunk holding `key`.

@@ -161,6 +161,7 @@ impl Db {
             maintenance: Maintenance::default(),
             touches: std::sync::atomic::AtomicU64::new(0),
             next_decay: std::sync::atomic::AtomicU64::new(1024),
+            retry_touches: std::sync::atomic::AtomicU64::new(256 * 1024),
             poisoned: Mutex::new(None),
             shutdown: AtomicBool::new(false),
             stop_lock: Mutex::new(()),

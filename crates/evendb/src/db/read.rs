@@ -101,8 +101,7 @@ impl DbInner {
     /// Asks for a munk for a munk-less chunk that has become hot.
     pub(crate) fn wants_munk(&self, chunk: &Arc<Chunk>) -> Result<()> {
         let heat = chunk.heat.load(Ordering::Relaxed);
-        let refused = chunk.load_refused.load(Ordering::Relaxed);
-        if heat >= LOAD_HEAT.max(refused.saturating_mul(2)) && !chunk.has_munk() {
+        if heat >= LOAD_HEAT && !chunk.has_munk() && self.may_ask_again(chunk, heat) {
             self.schedule(chunk, task::MUNK_LOAD)?;
         }
         Ok(())

@@ -137,18 +137,16 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
     if bits & task::MERGE != 0 && !chunk.is_retired() {
         merge(inner, chunk)?;
     }
-    if bits & task::MUNK_LOAD != 0
-        && !chunk.is_retired()
-        && !chunk.has_munk()
-        && !munks::load_if_worth(inner, chunk)?
-        && !chunk.has_munk()
-    {
-        // Refused (no room, or the chunk was busy): ask again only once the
-        // chunk is twice as hot.
-        let heat = chunk.heat.load(std::sync::atomic::Ordering::Relaxed);
-        chunk
-            .load_refused
-            .store(heat, std::sync::atomic::Ordering::Relaxed);
+    if bits & task::MUNK_LOAD != 0 && !chunk.is_retired() && !chunk.has_munk() {
+        if munks::load_if_worth(inner, chunk)? || chunk.has_munk() {
+            chunk
+                .load_refused
+                .store(0, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            // Refused (no room, or the chunk was busy): ask again only once
+            // the chunk is twice as hot or after a while (`may_ask_again`).
+            inner.refuse_load(chunk);
+        }
     }
     Ok(())
 }

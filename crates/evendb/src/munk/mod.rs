@@ -40,6 +40,7 @@ pub(crate) mod build;
 pub(crate) use build::MunkEntry;
 
 use crate::cache::budget::{heap_size, Kind, MemoryBudget, ARC_HEADER};
+use crate::prefix::PrefixIndex;
 use arc_swap::ArcSwapOption;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -213,6 +214,8 @@ pub(crate) struct Munk {
     cells: Box<[OnceLock<Cell>]>,
     claimed: AtomicU32,
     sorted: u32,
+    /// The keys of the sorted prefix, searched by integer prefix.
+    sorted_keys: PrefixIndex,
     first: AtomicU32,
     hints: [AtomicU32; HINTS],
     next_hint: AtomicU32,
@@ -235,10 +238,12 @@ impl Drop for Munk {
 
 impl Munk {
     /// Bytes charged for the cell array of a munk with room for `capacity`
-    /// keys, with the munk's own `Arc` allocation.
+    /// keys, with its key prefixes (8 bytes a key, at most) and the munk's
+    /// own `Arc` allocation.
     pub fn array_charge(capacity: usize) -> u64 {
         let capacity = capacity.clamp(1, NIL as usize - 1);
         heap_size(capacity * std::mem::size_of::<OnceLock<Cell>>())
+            + heap_size(capacity * 8)
             + heap_size(ARC_HEADER + std::mem::size_of::<Munk>())
     }
 
@@ -260,6 +265,7 @@ impl Munk {
         budget.add(Kind::Munks, charge.saturating_sub(inherited));
         budget.release(Kind::Munks, inherited.saturating_sub(charge));
         let cells: Box<[OnceLock<Cell>]> = (0..capacity).map(|_| OnceLock::new()).collect();
+        let sorted_keys = PrefixIndex::new(entries.iter().map(|e| &*e.key));
         for (i, e) in entries.into_iter().enumerate() {
             let next = if i + 1 < n { (i + 1) as u32 } else { NIL };
             let _ = cells[i].set(Cell {
@@ -272,6 +278,7 @@ impl Munk {
             cells,
             claimed: AtomicU32::new(n as u32),
             sorted: n as u32,
+            sorted_keys,
             first: AtomicU32::new(if n == 0 { NIL } else { 0 }),
             hints: std::array::from_fn(|_| AtomicU32::new(NIL)),
             next_hint: AtomicU32::new(0),
@@ -303,22 +310,26 @@ impl Munk {
     /// `(pred, curr)` with `pred.key < key <= curr.key` (`NIL` for "before
     /// the first" and "past the last"), and the hops walked.
     fn locate(&self, key: &[u8]) -> (u32, u32, u32) {
-        let idx = partition(self.sorted as usize, |i| {
-            self.key_of(i as u32).is_some_and(|k| k < key)
-        });
+        let idx = self
+            .sorted_keys
+            .partition_point(key, |i| self.key_of(i as u32).is_some_and(|k| k < key));
         let mut pred = if idx == 0 { NIL } else { (idx - 1) as u32 };
-        for h in &self.hints {
-            let h = h.load(Ordering::Relaxed);
-            if let Some(hk) = self.key_of(h) {
-                let better =
-                    hk < key && (pred == NIL || self.key_of(pred).is_some_and(|pk| pk < hk));
-                if better {
-                    pred = h;
+        let mut curr = self.next_of(pred);
+        // The hints help only a walk: skip them when none is needed.
+        if self.key_of(curr).is_some_and(|k| k < key) {
+            for h in &self.hints {
+                let h = h.load(Ordering::Relaxed);
+                if let Some(hk) = self.key_of(h) {
+                    let better =
+                        hk < key && (pred == NIL || self.key_of(pred).is_some_and(|pk| pk < hk));
+                    if better {
+                        pred = h;
+                    }
                 }
             }
+            curr = self.next_of(pred);
         }
         let mut hops = 0;
-        let mut curr = self.next_of(pred);
         while let Some(k) = self.key_of(curr) {
             if k >= key {
                 break;
@@ -549,21 +560,6 @@ impl Munk {
         }
         out
     }
-}
-
-/// Number of leading positions in `0..n` for which `pred` holds (it holds
-/// on a prefix).
-fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// Puts `node` into the chain of `cell`, keeping it ordered and dropping

@@ -5,6 +5,7 @@ use crate::cache::budget::{Kind, MemoryBudget};
 use crate::codec::{self, Decoder, FileKind};
 use crate::entry::{Entry, MAX_KEY_SIZE};
 use crate::error::{Error, Result};
+use crate::prefix::PrefixIndex;
 use crate::vfs::{Storage, StorageFile};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ pub(crate) struct TableReader {
     seed: u32,
     file: Arc<dyn StorageFile>,
     blocks: Vec<BlockHandle>,
+    /// The blocks' last keys, searched by integer prefix.
+    last_keys: PrefixIndex,
     /// The budget the index is charged to, with the amount.
     charge: Option<(Arc<MemoryBudget>, u64)>,
 }
@@ -80,6 +83,7 @@ impl TableReader {
             .ok_or_else(|| corrupt(footer.index_offset, "table index failed its checksum"))?;
         let blocks = decode_index(body, footer.index_offset)
             .ok_or_else(|| corrupt(footer.index_offset, "malformed table index"))?;
+        let last_keys = PrefixIndex::new(blocks.iter().map(|b| b.last_key.as_slice()));
         Ok(TableReader {
             number,
             path,
@@ -88,6 +92,7 @@ impl TableReader {
             seed,
             file,
             blocks,
+            last_keys,
             charge: None,
         })
     }
@@ -97,7 +102,8 @@ impl TableReader {
         self.blocks
             .iter()
             .map(|b| (b.last_key.len() + std::mem::size_of::<BlockHandle>()) as u64)
-            .sum()
+            .sum::<u64>()
+            + self.last_keys.heap_bytes() as u64
     }
 
     /// Charges the block index to `budget` for as long as the reader lives.
@@ -114,7 +120,8 @@ impl TableReader {
 
     /// Index of the first block that may hold `key`.
     fn block_for(&self, key: &[u8]) -> usize {
-        self.blocks.partition_point(|b| b.last_key.as_slice() < key)
+        self.last_keys
+            .partition_point(key, |i| self.blocks[i].last_key.as_slice() < key)
     }
 
     /// The checked body of block `i` (empty past the last block).

@@ -1,0 +1,173 @@
+//! Binary search of sorted keys through 8-byte integer prefixes.
+//!
+//! Sorted keys of one chunk or one table usually share their leading bytes
+//! (a table name, an app id). [`PrefixIndex`] keeps, for each key, the 8
+//! bytes after the part all keys share, big-endian in a `u64` (zero-padded
+//! when the key is shorter). A search compares integers in one compact
+//! array instead of following a pointer to each key and calling `memcmp`;
+//! only the keys whose 8 bytes tie with the searched key's are compared
+//! whole, by the caller.
+//!
+//! Why the narrowing is exact: every key starts with `shared`, so a key
+//! below `shared` is below all of them and one above it (not starting with
+//! it) is above all. For keys starting with `shared`, a smaller zero-padded
+//! prefix means a smaller key: at the first differing byte the smaller side
+//! either has a smaller byte or has ended (a shorter key is smaller).
+
+use std::cmp::Ordering;
+use std::ops::Range;
+
+#[derive(Debug, Default)]
+pub(crate) struct PrefixIndex {
+    /// The leading bytes every key shares.
+    shared: Box<[u8]>,
+    prefixes: Box<[u64]>,
+}
+
+/// The 8 bytes of `key` from `skip` on, zero-padded, big-endian.
+fn prefix_at(key: &[u8], skip: usize) -> u64 {
+    let mut b = [0u8; 8];
+    let tail = key.get(skip..).unwrap_or_default();
+    let n = tail.len().min(8);
+    b[..n].copy_from_slice(&tail[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl PrefixIndex {
+    /// The index of `keys`, which must be sorted (ascending, ties allowed).
+    pub fn new<'a, I>(keys: I) -> PrefixIndex
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: Clone,
+    {
+        let it = keys.into_iter();
+        let (first, last) = (it.clone().next(), it.clone().last());
+        let shared: Box<[u8]> = match (first, last) {
+            (Some(a), Some(z)) => {
+                let n = a.iter().zip(z).take_while(|(x, y)| x == y).count();
+                a[..n].into()
+            }
+            _ => Box::default(),
+        };
+        let skip = shared.len();
+        PrefixIndex {
+            prefixes: it.map(|k| prefix_at(k, skip)).collect(),
+            shared,
+        }
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.shared.len() + self.prefixes.len() * 8
+    }
+
+    /// The positions whose key may equal `key`: every key before the range
+    /// is smaller than `key`, every key after it larger.
+    pub fn narrow(&self, key: &[u8]) -> Range<usize> {
+        let n = self.prefixes.len();
+        let head = &key[..key.len().min(self.shared.len())];
+        match head.cmp(&self.shared) {
+            Ordering::Less => return 0..0,
+            Ordering::Greater => return n..n,
+            // `key` is `shared` itself or longer and starts with it.
+            Ordering::Equal if head.len() < self.shared.len() => return 0..0,
+            Ordering::Equal => {}
+        }
+        let p = prefix_at(key, self.shared.len());
+        let lo = self.prefixes.partition_point(|&x| x < p);
+        let hi = lo + self.prefixes[lo..].partition_point(|&x| x <= p);
+        lo..hi
+    }
+
+    /// The number of leading keys for which `below(i)` holds, where
+    /// `below(i)` compares key `i` with `key` and holds for every key
+    /// smaller than `key` and none larger (`<` or `<=` against `key`).
+    pub fn partition_point(&self, key: &[u8], below: impl Fn(usize) -> bool) -> usize {
+        let r = self.narrow(key);
+        let (mut lo, mut hi) = (r.start, r.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(keys: &[&[u8]], probes: &[&[u8]]) {
+        let index = PrefixIndex::new(keys.iter().copied());
+        for &p in probes {
+            let lt = index.partition_point(p, |i| keys[i] < p);
+            assert_eq!(lt, keys.partition_point(|k| *k < p), "< {p:?}");
+            let le = index.partition_point(p, |i| keys[i] <= p);
+            assert_eq!(le, keys.partition_point(|k| *k <= p), "<= {p:?}");
+        }
+    }
+
+    #[test]
+    fn agrees_with_a_plain_binary_search() {
+        let keys: Vec<&[u8]> = vec![
+            b"user0001",
+            b"user00010",
+            b"user0001\0",
+            b"user0001\0\0",
+            b"user0002aaaaaaaaaaaa",
+            b"user0002aaaaaaaaaaab",
+            b"user0002aaaaaaaaaaab",
+            b"user0003",
+            b"user9",
+        ];
+        let mut sorted = keys.clone();
+        sorted.sort();
+        let probes: Vec<&[u8]> = vec![
+            b"",
+            b"a",
+            b"user",
+            b"user0",
+            b"user0001",
+            b"user0001\0",
+            b"user0001\0\0\0",
+            b"user00010",
+            b"user0002",
+            b"user0002aaaaaaaaaaab",
+            b"user0002aaaaaaaaaaac",
+            b"user8",
+            b"user9",
+            b"user90",
+            b"usf",
+            b"\xff",
+        ];
+        check(&sorted, &probes);
+        check(&sorted[..1], &probes);
+        check(&[], &probes);
+    }
+
+    #[test]
+    fn agrees_on_random_keys() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for round in 0..200 {
+            let len = rng.usize(0..40);
+            let alphabet: &[u8] = if round % 2 == 0 { b"\0ab" } else { b"ab" };
+            let mut key = || {
+                let n = rng.usize(0..14);
+                let mut k = b"pre".to_vec();
+                k.truncate(rng.usize(0..=3));
+                k.extend((0..n).map(|_| alphabet[rng.usize(0..alphabet.len())]));
+                k
+            };
+            let mut keys: Vec<Vec<u8>> = (0..len).map(|_| key()).collect();
+            keys.sort();
+            let probes: Vec<Vec<u8>> = (0..40).map(|_| key()).chain(keys.clone()).collect();
+            let kr: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let pr: Vec<&[u8]> = probes.iter().map(|k| k.as_slice()).collect();
+            check(&kr, &pr);
+        }
+    }
+}
