@@ -6,8 +6,8 @@
 //! set size (`VmHWM`), which also holds what the budget does not cover:
 //! the binary, thread stacks, log write buffers, and the memory the
 //! allocator keeps after it was freed (glibc keeps freed memory in
-//! per-thread arenas; `MALLOC_ARENA_MAX=1` shows how much of the gap that
-//! is).
+//! per-thread arenas; the store hands it back with `malloc_trim`, see
+//! `Options::trim_freed_memory`).
 //!
 //! ```text
 //! cargo run --release -p evendb --example memory -- [budget_mib] [records] [seconds]
@@ -113,12 +113,14 @@ fn main() -> evendb::Result<()> {
     let s = db.stats();
     let mib = |b: u64| b as f64 / 1048576.0;
     println!(
-        "peak accounted {:.1} MiB of a {:.1} MiB budget; peak rss {:.1} MiB ({:.2}x the budget); final rss {:.1} MiB",
+        "peak accounted {:.1} MiB of a {:.1} MiB budget; peak rss {:.1} MiB ({:.2}x the budget); final rss {:.1} MiB; {} trims of freed memory, {:.1} ms in all",
         mib(s.memory_peak),
         mib(s.memory_budget),
         mib(peak_rss_bytes()),
         peak_rss_bytes() as f64 / s.memory_budget as f64,
         mib(rss_bytes()),
+        s.memory_trims,
+        s.memory_trim_micros as f64 / 1000.0,
     );
     if s.memory_peak > s.memory_budget {
         eprintln!("accounted memory passed the budget");

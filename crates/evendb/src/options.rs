@@ -58,6 +58,7 @@ pub struct Options {
     pub(crate) memory_budget: u64,
     pub(crate) row_cache_share: f64,
     pub(crate) log_parts: usize,
+    pub(crate) trim_freed_memory: bool,
     #[cfg(feature = "test-hooks")]
     pub(crate) fail_points: Option<crate::failpoint::Hook>,
 }
@@ -75,6 +76,7 @@ impl Default for Options {
             memory_budget: 256 << 20,
             row_cache_share: 0.25,
             log_parts: 16,
+            trim_freed_memory: true,
             #[cfg(feature = "test-hooks")]
             fail_points: None,
         }
@@ -90,6 +92,17 @@ fn default_maintenance_threads() -> usize {
 }
 
 impl Options {
+    /// Whether maintenance threads hand memory the store freed back to the
+    /// system (glibc's `malloc_trim`, at most once a second and only after
+    /// an eighth of the budget was released). Default on: without it, the
+    /// per-thread arenas of glibc's malloc keep the resident set at a
+    /// multiple of the budget. Off for an application whose global
+    /// allocator returns memory itself, or that trims on its own.
+    pub fn trim_freed_memory(mut self, on: bool) -> Self {
+        self.trim_freed_memory = on;
+        self
+    }
+
     /// Durability of puts. Default: [`Durability::Buffered`] every 100 ms.
     pub fn durability(mut self, d: Durability) -> Self {
         self.durability = d;

@@ -194,6 +194,10 @@ stats! {
         put_rebuild_waits,
         /// Time puts spent rebuilding chunks themselves, in microseconds.
         put_rebuild_wait_micros,
+        /// Times maintenance handed freed memory back to the system.
+        memory_trims,
+        /// Time those hand-backs took, in microseconds.
+        memory_trim_micros,
         /// Maintenance tasks run by the put or get that needed them, because the store has no maintenance threads.
         inline_tasks,
         /// Time spent in maintenance tasks run in line, in microseconds.

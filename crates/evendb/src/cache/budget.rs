@@ -62,6 +62,8 @@ pub(crate) struct MemoryBudget {
     used: AtomicU64,
     peak: AtomicU64,
     by_kind: [AtomicU64; KINDS],
+    /// Bytes released since the budget was made (see `cache::trim`).
+    released: AtomicU64,
 }
 
 /// A point-in-time view of the budget.
@@ -84,6 +86,7 @@ impl MemoryBudget {
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             by_kind: Default::default(),
+            released: AtomicU64::new(0),
         }
     }
 
@@ -157,6 +160,12 @@ impl MemoryBudget {
         }
         self.used.fetch_sub(n, Ordering::Relaxed);
         self.by_kind[kind as usize].fetch_sub(n, Ordering::Relaxed);
+        self.released.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Bytes released since the budget was made.
+    pub fn released_total(&self) -> u64 {
+        self.released.load(Ordering::Relaxed)
     }
 
     /// Charges `n` bytes of `kind` until the returned guard is dropped

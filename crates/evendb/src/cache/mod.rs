@@ -5,3 +5,4 @@ pub(crate) mod bloom;
 pub(crate) mod budget;
 pub(crate) mod munks;
 pub(crate) mod row;
+pub(crate) mod trim;

@@ -83,6 +83,7 @@ pub(crate) struct DbInner {
     pub log_config: LogConfig,
     pub open_files: OpenFiles,
     pub maintenance: Maintenance,
+    pub trimmer: crate::cache::trim::Trimmer,
     /// Accesses counted toward the next halving of chunk heats.
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.

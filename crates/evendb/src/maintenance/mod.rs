@@ -82,6 +82,11 @@ pub(crate) fn worker(inner: &Arc<DbInner>) {
             Some((chunk, bits)) => run_task(inner, chunk, *bits),
             None => idle_work(inner),
         }));
+        if let Some(took) = inner.trimmer.maybe_trim(&inner.budget) {
+            let c = inner.counters.local();
+            stats::add(&c.memory_trims, 1);
+            stats::add(&c.memory_trim_micros, took.as_micros() as u64);
+        }
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => log::error!("maintenance of {} failed: {e}", inner.dir.display()),
