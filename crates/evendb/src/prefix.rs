@@ -75,7 +75,14 @@ impl PrefixIndex {
         }
         let p = prefix_at(key, self.shared.len());
         let lo = self.prefixes.partition_point(|&x| x < p);
-        let hi = lo + self.prefixes[lo..].partition_point(|&x| x <= p);
+        // Ties are few: gallop from `lo` instead of searching all the rest.
+        let rest = &self.prefixes[lo..];
+        let mut step = 1;
+        while step < rest.len() && rest[step - 1] == p {
+            step *= 2;
+        }
+        let window = &rest[step / 2..step.min(rest.len())];
+        let hi = lo + step / 2 + window.partition_point(|&x| x <= p);
         lo..hi
     }
 

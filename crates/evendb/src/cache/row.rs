@@ -59,9 +59,52 @@ fn charge(key: &[u8], value: Option<&[u8]>) -> u64 {
     SLOT_CHARGE + heap_size(key.len()) + value.map_or(0, |v| heap_size(ARC_HEADER + v.len()))
 }
 
+/// Hashes a table's keys with xxh3 (a few nanoseconds for a short key,
+/// against SipHash's tens), seeded per process so that keys chosen to
+/// collide on one machine do not collide on another.
+#[derive(Debug, Clone, Copy)]
+struct KeyHash {
+    seed: u64,
+}
+
+impl Default for KeyHash {
+    fn default() -> Self {
+        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        KeyHash {
+            seed: *SEED.get_or_init(|| fastrand::u64(..)),
+        }
+    }
+}
+
+impl std::hash::BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.seed)
+    }
+}
+
+/// State of one hash: the running xxh3 seed.
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        // The length a slice hashes first: folded in by the next write.
+        self.0 ^= (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[derive(Debug, Default)]
 struct Table {
-    map: HashMap<Box<[u8]>, Entry>,
+    map: HashMap<Box<[u8]>, Entry, KeyHash>,
     bytes: u64,
 }
 
