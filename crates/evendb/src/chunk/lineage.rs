@@ -140,6 +140,18 @@ impl<T: Ranged> Index<T> {
         idx.get(key).map(|c| resolve(c, key))
     }
 
+    /// Runs `f` on the live chunk holding `key` without taking a reference
+    /// to it while it is live (no reference-count traffic on a hot chunk's
+    /// cache line): the loaded index keeps it alive meanwhile.
+    pub fn with<R>(&self, key: &[u8], f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
+        let idx = self.current.load();
+        let c = idx.get(key)?;
+        if !c.lineage().is_retired() {
+            return Some(f(c));
+        }
+        Some(f(&resolve(c, key)))
+    }
+
     /// Replaces `old` (adjacent chunks, in key order) by `new` in the index.
     pub fn replace(&self, old: &[Arc<T>], new: &[Arc<T>]) {
         let _g = self.update.lock();

@@ -50,8 +50,23 @@ impl DbInner {
 
     /// The value of `key` at `version` (`None`: the latest).
     pub(crate) fn get_at(&self, key: &[u8], version: Option<u64>) -> Result<Option<Vec<u8>>> {
-        let chunk = self.chunk_for(key)?;
-        self.touch(&chunk);
+        self.index
+            .with(key, |chunk| self.get_in(chunk, key, version))
+            .unwrap_or_else(|| {
+                Err(crate::error::Error::InvalidArgument(
+                    "store has no chunks".into(),
+                ))
+            })
+    }
+
+    /// [`DbInner::get_at`] in the live chunk holding `key`.
+    fn get_in(
+        &self,
+        chunk: &Arc<Chunk>,
+        key: &[u8],
+        version: Option<u64>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.touch(chunk);
         let max_version = version.unwrap_or(u64::MAX);
         let c = self.counters.local();
         if let Some(m) = chunk.munk() {
@@ -68,7 +83,7 @@ impl DbInner {
                 return Ok(v.map(|v| v.to_vec()));
             }
         }
-        let funk = self.open_funk(&chunk)?;
+        let funk = self.open_funk(chunk)?;
         let applied = chunk.applied.load(Ordering::Acquire);
         let view = ReadView {
             max_version,
@@ -94,7 +109,7 @@ impl DbInner {
                     && chunk.generation.load(Ordering::Acquire) == tag.generation
             });
         }
-        self.wants_munk(&chunk)?;
+        self.wants_munk(chunk)?;
         Ok(value)
     }
 
