@@ -80,7 +80,7 @@ pub(crate) fn entry_refs(body: &[u8]) -> impl Iterator<Item = Option<EntryRef<'_
     })
 }
 
-fn decode_one<'a>(d: &mut Decoder<'a>) -> Option<EntryRef<'a>> {
+pub(crate) fn decode_one<'a>(d: &mut Decoder<'a>) -> Option<EntryRef<'a>> {
     let kind = d.u8()?;
     let key_len = d.u32()? as usize;
     let value_len = d.u32()? as usize;

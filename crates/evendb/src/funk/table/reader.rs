@@ -7,7 +7,6 @@ use crate::entry::{Entry, MAX_KEY_SIZE};
 use crate::error::{Error, Result};
 use crate::prefix::PrefixIndex;
 use crate::vfs::{Storage, StorageFile};
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -141,36 +140,24 @@ impl TableReader {
         Ok((buf, n, b.offset))
     }
 
-    /// The entries of blocks `first..first + count` (clamped to the table),
-    /// read with one positional read: blocks are contiguous in the file.
-    fn read_blocks(&self, first: usize, count: usize) -> Result<Vec<Vec<Entry>>> {
+    /// The raw bytes of blocks `first..first + count` (clamped to the
+    /// table), read with one positional read (blocks are contiguous in the
+    /// file) into `buf`; returns the blocks read. Checksums are checked
+    /// when each block is walked.
+    fn read_window(&self, first: usize, count: usize, buf: &mut Vec<u8>) -> Result<usize> {
         let last = (first + count).min(self.blocks.len());
         let (Some(a), Some(z)) = (
             self.blocks.get(first),
             self.blocks.get(last.wrapping_sub(1)),
         ) else {
-            return Ok(Vec::new());
+            return Ok(0);
         };
-        let start = a.offset;
-        let end = z.offset + u64::from(z.len);
-        let mut buf = vec![0u8; (end - start) as usize];
+        buf.clear();
+        buf.resize((z.offset + u64::from(z.len) - a.offset) as usize, 0);
         self.file
-            .read_at(start, &mut buf)
+            .read_at(a.offset, buf)
             .map_err(|e| Error::io(&self.path, e))?;
-        let mut out = Vec::with_capacity(last - first);
-        for b in &self.blocks[first..last] {
-            let at = (b.offset - start) as usize;
-            let raw = buf.get(at..at + b.len as usize).unwrap_or_default();
-            let body = checked_body(raw, self.seed, b.offset).ok_or_else(|| {
-                Error::corruption(&self.path, b.offset, "table block failed its checksum")
-            })?;
-            out.push(
-                format::decode_entries(body).ok_or_else(|| {
-                    Error::corruption(&self.path, b.offset, "malformed table block")
-                })?,
-            );
-        }
-        Ok(out)
+        Ok(last - first)
     }
 
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
@@ -208,22 +195,13 @@ impl TableReader {
     /// the first read is one block, each next one twice as many, up to
     /// [`MAX_WINDOW`].
     pub fn iter_from(self: &Arc<Self>, from: &[u8]) -> TableIter {
-        TableIter {
-            table: self.clone(),
-            next_block: self.block_for(from),
-            from: from.to_vec(),
-            pending: VecDeque::new(),
-            window: 1,
-        }
+        TableIter::new(self, from, 1)
     }
 
     /// Entries from `from` on, for a reader that takes them all (a munk
     /// load, a rebuild): every read is [`MAX_WINDOW`] blocks.
     pub fn bulk_from(self: &Arc<Self>, from: &[u8]) -> TableIter {
-        TableIter {
-            window: MAX_WINDOW,
-            ..self.iter_from(from)
-        }
+        TableIter::new(self, from, MAX_WINDOW)
     }
 }
 
@@ -268,42 +246,115 @@ fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
 const MAX_WINDOW: usize = 64;
 
 /// Entries of a table from a start key on, reading `window` blocks at a
-/// time (the kernel is told not to read ahead; see `vfs::std_fs`).
+/// time (the kernel is told not to read ahead; see `vfs::std_fs`). Blocks
+/// are checked and entries decoded one at a time as the reader asks, so a
+/// scan that stops early pays for neither the rest of the window nor the
+/// copies of entries it never takes.
 pub(crate) struct TableIter {
     table: Arc<TableReader>,
     next_block: usize,
     from: Vec<u8>,
-    pending: VecDeque<Entry>,
     window: usize,
+    /// The last window read, from the start of block `buf_first`.
+    buf: Vec<u8>,
+    buf_first: usize,
+    /// Blocks of `buf` not opened yet: `opened..buf_end`.
+    opened: usize,
+    buf_end: usize,
+    /// The open block: its body's end in `buf`, the next entry's position,
+    /// and the block's file offset (for errors).
+    body_end: usize,
+    pos: usize,
+    offset: u64,
+}
+
+impl TableIter {
+    fn new(table: &Arc<TableReader>, from: &[u8], window: usize) -> Self {
+        TableIter {
+            table: table.clone(),
+            next_block: table.block_for(from),
+            from: from.to_vec(),
+            window,
+            buf: Vec::new(),
+            buf_first: 0,
+            opened: 0,
+            buf_end: 0,
+            body_end: 0,
+            pos: 0,
+            offset: 0,
+        }
+    }
+
+    fn corrupt(&self, what: &str) -> Error {
+        Error::corruption(&self.table.path, self.offset, what.to_string())
+    }
+
+    /// Opens the next block of the window, reading the next window first
+    /// if needed; false at the end of the table.
+    fn open_next_block(&mut self) -> Result<bool> {
+        if self.opened == self.buf_end {
+            if self.next_block >= self.table.block_count() {
+                return Ok(false);
+            }
+            let n = self
+                .table
+                .read_window(self.next_block, self.window, &mut self.buf)?;
+            if n == 0 {
+                self.next_block = usize::MAX;
+                return Ok(false);
+            }
+            self.buf_first = self.next_block;
+            self.opened = self.next_block;
+            self.buf_end = self.next_block + n;
+            self.next_block += n;
+            self.window = (self.window * 2).min(MAX_WINDOW);
+        }
+        let blocks = &self.table.blocks;
+        let b = &blocks[self.opened];
+        let at = (b.offset - blocks[self.buf_first].offset) as usize;
+        let raw = self.buf.get(at..at + b.len as usize).unwrap_or_default();
+        self.offset = b.offset;
+        let body = checked_body(raw, self.table.seed, b.offset)
+            .ok_or_else(|| self.corrupt("table block failed its checksum"))?;
+        self.pos = at;
+        self.body_end = at + body.len();
+        self.opened += 1;
+        Ok(true)
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
+        loop {
+            while self.pos < self.body_end {
+                let mut d = Decoder::new(&self.buf[self.pos..self.body_end]);
+                let Some(e) = format::decode_one(&mut d) else {
+                    return Err(self.corrupt("malformed table block"));
+                };
+                self.pos += d.position();
+                if e.key >= self.from.as_slice() {
+                    return Ok(Some(e.to_entry()));
+                }
+            }
+            if !self.open_next_block()? {
+                return Ok(None);
+            }
+        }
+    }
 }
 
 impl Iterator for TableIter {
     type Item = Result<Entry>;
 
     fn next(&mut self) -> Option<Result<Entry>> {
-        loop {
-            if let Some(e) = self.pending.pop_front() {
-                return Some(Ok(e));
-            }
-            if self.next_block >= self.table.block_count() {
-                return None;
-            }
-            match self.table.read_blocks(self.next_block, self.window) {
-                Ok(blocks) => {
-                    self.next_block += blocks.len().max(1);
-                    self.window = (self.window * 2).min(MAX_WINDOW);
-                    let from = &self.from;
-                    self.pending.extend(
-                        blocks
-                            .into_iter()
-                            .flatten()
-                            .filter(|e| e.key.as_slice() >= from.as_slice()),
-                    );
-                }
-                Err(e) => {
-                    self.next_block = usize::MAX;
-                    return Some(Err(e));
-                }
+        match self.next_entry() {
+            Ok(e) => e.map(Ok),
+            Err(e) => {
+                // Stop after the error.
+                self.next_block = usize::MAX;
+                self.opened = 0;
+                self.buf_end = 0;
+                self.pos = 0;
+                self.body_end = 0;
+                Some(Err(e))
             }
         }
     }
