@@ -112,6 +112,41 @@ fn a_read_only_workload_rewrites_each_chunk_at_most_once() {
 }
 
 #[test]
+fn a_chunk_refused_a_munk_does_not_ask_again_every_halving_period() {
+    // Postmortem: the heat at which a chunk's munk load was refused was
+    // halved with every heat, so a refused chunk asked maintenance again at
+    // every halving period (about 1,000 accesses here): some 500 wake-ups a
+    // second in a get-only benchmark. It now asks again once twice as hot,
+    // or after 256 periods.
+    let fs = MemFs::new();
+    let n = 4000;
+    let db = small_budget(&fs);
+    load(&db, n);
+    db.flush().expect("flush");
+    let before = db.stats();
+    assert!(before.chunks > 20, "the load should split chunks");
+    // Uniform gets over every chunk: the budget holds only some of them, and
+    // no chunk is enough hotter than another to take a munk from it.
+    let gets: u64 = 100_000;
+    let mut rng = fastrand::Rng::with_seed(common::seed("refused_munk_loads"));
+    for _ in 0..gets {
+        let k = rng.u64(0..n);
+        assert_eq!(db.get(key(k)).expect("get"), Some(vec![k as u8; 100]));
+    }
+    let after = db.stats();
+    let asked = after.inline_tasks - before.inline_tasks;
+    let periods = gets / 1024;
+    // Each chunk asks when it first gets warm and when it next doubles its
+    // heat; asking at every period would take chunks × periods tasks.
+    assert!(
+        asked <= 4 * after.chunks,
+        "{asked} munk requests for {} chunks in {periods} halving periods",
+        after.chunks
+    );
+    check_budget(&after, "after the gets");
+}
+
+#[test]
 fn accounted_memory_never_passes_the_budget_under_loads_and_evictions() {
     let seed = common::seed("accounted_memory_never_passes_the_budget");
     let mut rng = fastrand::Rng::with_seed(seed);
