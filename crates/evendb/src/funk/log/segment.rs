@@ -747,22 +747,28 @@ impl LogSegment {
             }
             true
         };
+        // One record at a known place, checked.
+        let read_one = |from: u64, len: u64| -> Result<(RecordPtr, Vec<u8>)> {
+            let buf = self.read_bytes(from, from + len)?;
+            let (records, pos) = decode_records(&buf, from, self.seed);
+            match (records.into_iter().next(), pos == buf.len()) {
+                (Some(r), true) => Ok((r, buf)),
+                _ => Err(Error::corruption(
+                    &self.path,
+                    from,
+                    "log record failed its checksum",
+                )),
+            }
+        };
+        let fp = fingerprint(hash);
         // Sealed parts: only the records whose fingerprint matches.
         let (mut read, mut has_key) = (false, false);
-        for (from, len) in parts.matches(fingerprint(hash)) {
+        for (from, len) in parts.matches(fp) {
             if from + len > end {
                 continue; // appended but not readable yet
             }
             read = true;
-            let buf = self.read_bytes(from, from + len)?;
-            let (records, pos) = decode_records(&buf, from, self.seed);
-            let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
-                return Err(Error::corruption(
-                    &self.path,
-                    from,
-                    "log record failed its checksum",
-                ));
-            };
+            let (r, buf) = read_one(from, len)?;
             has_key |= consider(r, &buf, 0);
         }
         if read {
@@ -771,23 +777,46 @@ impl LogSegment {
         } else if parts.sealed > 0 {
             probe.skipped += 1;
         }
-        // The unsealed part: whole, if its filter may hold the key.
+        // The unsealed part, if its filter may hold the key: the records
+        // its list says match, when the list can be had without waiting
+        // and no seal happened since `parts` was loaded; else the whole
+        // part.
         if let Some(tail) = parts.tail.as_ref().filter(|t| t.start < end) {
             if tail.bloom.may_contain(hash) {
                 probe.searched += 1;
-                let buf = self.read_bytes(tail.start, end)?;
-                let (records, pos) = decode_records(&buf, tail.start, self.seed);
-                if pos != buf.len() {
-                    return Err(Error::corruption(
-                        &self.path,
-                        tail.start + pos as u64,
-                        "log record failed its checksum",
-                    ));
-                }
+                let listed: Option<Vec<(u64, u64)>> = self.append.try_lock().and_then(|a| {
+                    Arc::ptr_eq(&self.parts.load(), &parts).then(|| {
+                        a.open_part
+                            .records
+                            .iter()
+                            .filter(|&&(f, _)| f == fp)
+                            .map(|&(_, loc)| unpack(loc))
+                            .collect()
+                    })
+                });
                 let mut found = false;
-                for r in records {
-                    let local = (r.offset - tail.start) as usize;
-                    found |= consider(r, &buf, local);
+                if let Some(listed) = listed {
+                    for (from, len) in listed {
+                        if from + len > end {
+                            continue;
+                        }
+                        let (r, buf) = read_one(from, len)?;
+                        found |= consider(r, &buf, 0);
+                    }
+                } else {
+                    let buf = self.read_bytes(tail.start, end)?;
+                    let (records, pos) = decode_records(&buf, tail.start, self.seed);
+                    if pos != buf.len() {
+                        return Err(Error::corruption(
+                            &self.path,
+                            tail.start + pos as u64,
+                            "log record failed its checksum",
+                        ));
+                    }
+                    for r in records {
+                        let local = (r.offset - tail.start) as usize;
+                        found |= consider(r, &buf, local);
+                    }
                 }
                 probe.false_positives += u64::from(!found);
             } else {
