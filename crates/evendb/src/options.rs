@@ -69,7 +69,7 @@ impl Default for Options {
             storage: Arc::new(StdFs),
             durability: Durability::default(),
             max_chunk_size: 8 << 20,
-            max_log_size: 2 << 20,
+            max_log_size: 4 << 20,
             block_size: 4096,
             maintenance_threads: default_maintenance_threads(),
             create_if_missing: true,
@@ -120,10 +120,14 @@ impl Options {
 
     /// When the log of a chunk without a munk passes this size, the chunk's
     /// table and log are merged into a new table (a funk rebalance). Default
-    /// 2 MiB. Larger logs mean less rewriting (lower write amplification)
-    /// and slower reads of chunks that are not in memory. A chunk with a
-    /// munk lets its log grow to twice `max_chunk_size` before its table is
-    /// rewritten (from the munk): most of its compaction happens in memory.
+    /// 4 MiB. Larger logs mean less rewriting (lower write amplification)
+    /// and more space; scans of chunks not in memory sort more log (gets
+    /// do not slow down: each log has a directory). With YCSB at twice the
+    /// memory, 2 → 4 MiB took puts from 209K to 262K a second and their
+    /// write amplification from 1.79 to 1.48; 8 MiB halved E100's scans.
+    /// A chunk with a munk lets its log grow to twice `max_chunk_size`
+    /// before its table is rewritten (from the munk): most of its
+    /// compaction happens in memory.
     pub fn max_log_size(mut self, bytes: u64) -> Self {
         self.max_log_size = bytes;
         self
