@@ -130,6 +130,8 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     // Waits of puts and work done in line.
     "put_",
     "inline_task",
+    // Freed memory handed back to the system.
+    "memory_trim",
     // Opening and durability.
     "torn_tail_bytes",
     "funks_opened",

@@ -258,7 +258,7 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "memory       {} of {} ({}), peak {}: munks {}, row cache {}, filters {}, indexes {}",
+            "memory       {} of {} ({}), peak {}: munks {}, row cache {}, filters {}, indexes {}; freed memory handed back {} times ({})",
             Bytes(s.memory_used),
             Bytes(s.memory_budget),
             Percent(ratio(s.memory_used, s.memory_budget)),
@@ -266,7 +266,9 @@ impl fmt::Display for Stats {
             Bytes(s.memory_munks),
             Bytes(s.memory_row_cache),
             Bytes(s.memory_filters),
-            Bytes(s.memory_indexes)
+            Bytes(s.memory_indexes),
+            s.memory_trims,
+            Micros(s.memory_trim_micros)
         )?;
         writeln!(
             f,
