@@ -90,18 +90,24 @@ impl PrefixIndex {
     /// `below(i)` compares key `i` with `key` and holds for every key
     /// smaller than `key` and none larger (`<` or `<=` against `key`).
     pub fn partition_point(&self, key: &[u8], below: impl Fn(usize) -> bool) -> usize {
-        let r = self.narrow(key);
-        let (mut lo, mut hi) = (r.start, r.end);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if below(mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        partition(self.narrow(key), below)
     }
+}
+
+/// The first position of `range` where `pred` fails, for a `pred` that
+/// holds on a prefix of the range and fails on the rest (a binary search
+/// over positions whose keys live elsewhere).
+pub(crate) fn partition(range: Range<usize>, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (range.start, range.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]

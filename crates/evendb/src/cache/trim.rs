@@ -79,9 +79,9 @@ fn release_free_memory() {
     extern "C" {
         fn malloc_trim(pad: usize) -> std::ffi::c_int;
     }
-    // SAFETY: malloc_trim takes no pointer and only returns free pages of
-    // glibc's heaps to the system; it locks each arena it walks, so it is
-    // safe to call from any thread at any time.
+    // malloc_trim takes no pointer and only returns free pages of glibc's
+    // heaps to the system; it locks each arena while it walks it.
+    // SAFETY: no precondition: callable from any thread at any time.
     unsafe {
         malloc_trim(0);
     }

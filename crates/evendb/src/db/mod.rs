@@ -458,9 +458,13 @@ impl DbInner {
 
     /// The live chunk holding `key`.
     pub fn chunk_for(&self, key: &[u8]) -> Result<Arc<Chunk>> {
-        self.index
-            .find(key)
-            .ok_or_else(|| Error::InvalidArgument("store has no chunks".into()))
+        self.index.find(key).ok_or_else(no_chunks)
+    }
+
+    /// Runs `f` on the live chunk holding `key`, borrowed from the loaded
+    /// index (see `Index::with`).
+    pub fn with_chunk<R>(&self, key: &[u8], f: impl FnOnce(&Arc<Chunk>) -> Result<R>) -> Result<R> {
+        self.index.with(key, f).unwrap_or_else(|| Err(no_chunks()))
     }
 
     pub fn stats(&self) -> Stats {
@@ -524,4 +528,9 @@ fn checkpointer(inner: &Arc<DbInner>, interval: std::time::Duration) {
         }
         guard = inner.stop_lock.lock();
     }
+}
+
+/// The error of a lookup in an index without chunks.
+fn no_chunks() -> Error {
+    Error::InvalidArgument("store has no chunks".into())
 }

@@ -50,13 +50,7 @@ impl DbInner {
 
     /// The value of `key` at `version` (`None`: the latest).
     pub(crate) fn get_at(&self, key: &[u8], version: Option<u64>) -> Result<Option<Vec<u8>>> {
-        self.index
-            .with(key, |chunk| self.get_in(chunk, key, version))
-            .unwrap_or_else(|| {
-                Err(crate::error::Error::InvalidArgument(
-                    "store has no chunks".into(),
-                ))
-            })
+        self.with_chunk(key, |chunk| self.get_in(chunk, key, version))
     }
 
     /// [`DbInner::get_at`] in the live chunk holding `key`.

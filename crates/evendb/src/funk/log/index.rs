@@ -8,6 +8,7 @@
 
 use super::segment::RecordPtr;
 use super::SegmentImage;
+use crate::prefix::partition;
 
 /// Index entries of a segment up to `covered` bytes, sorted by key, then
 /// newest first.
@@ -38,9 +39,9 @@ impl SegmentIndex {
     /// Positions of the entries with keys in `[from, to)`.
     pub fn range(&self, from: &[u8], to: Option<&[u8]>) -> std::ops::Range<usize> {
         let n = self.entries.len();
-        let lo = partition(n, |i| self.key(i) < from);
+        let lo = partition(0..n, |i| self.key(i) < from);
         let hi = match to {
-            Some(t) => partition(n, |i| self.key(i) < t),
+            Some(t) => partition(0..n, |i| self.key(i) < t),
             None => n,
         };
         lo..hi.max(lo)
@@ -108,17 +109,4 @@ fn order(
     key_in(ka, a)
         .cmp(key_in(kb, b))
         .then_with(|| b.1.stamp().cmp(&a.1.stamp()))
-}
-
-fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }

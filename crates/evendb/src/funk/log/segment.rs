@@ -747,30 +747,31 @@ impl LogSegment {
             }
             true
         };
-        // One record at a known place, checked.
-        let read_one = |from: u64, len: u64| -> Result<(RecordPtr, Vec<u8>)> {
-            let buf = self.read_bytes(from, from + len)?;
-            let (records, pos) = decode_records(&buf, from, self.seed);
-            match (records.into_iter().next(), pos == buf.len()) {
-                (Some(r), true) => Ok((r, buf)),
-                _ => Err(Error::corruption(
-                    &self.path,
-                    from,
-                    "log record failed its checksum",
-                )),
+        // The readable records at `locs`, each read alone and checked:
+        // whether any was read, and whether any held the key.
+        let mut search = |locs: &mut dyn Iterator<Item = (u64, u64)>| -> Result<(bool, bool)> {
+            let (mut read, mut has_key) = (false, false);
+            for (from, len) in locs {
+                if from + len > end {
+                    continue; // appended but not readable yet
+                }
+                read = true;
+                let buf = self.read_bytes(from, from + len)?;
+                let (records, pos) = decode_records(&buf, from, self.seed);
+                let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
+                    return Err(Error::corruption(
+                        &self.path,
+                        from,
+                        "log record failed its checksum",
+                    ));
+                };
+                has_key |= consider(r, &buf, 0);
             }
+            Ok((read, has_key))
         };
         let fp = fingerprint(hash);
         // Sealed parts: only the records whose fingerprint matches.
-        let (mut read, mut has_key) = (false, false);
-        for (from, len) in parts.matches(fp) {
-            if from + len > end {
-                continue; // appended but not readable yet
-            }
-            read = true;
-            let (r, buf) = read_one(from, len)?;
-            has_key |= consider(r, &buf, 0);
-        }
+        let (read, has_key) = search(&mut parts.matches(fp))?;
         if read {
             probe.searched += 1;
             probe.false_positives += u64::from(!has_key);
@@ -794,15 +795,8 @@ impl LogSegment {
                             .collect()
                     })
                 });
-                let mut found = false;
-                if let Some(listed) = listed {
-                    for (from, len) in listed {
-                        if from + len > end {
-                            continue;
-                        }
-                        let (r, buf) = read_one(from, len)?;
-                        found |= consider(r, &buf, 0);
-                    }
+                let found = if let Some(listed) = listed {
+                    search(&mut listed.into_iter())?.1
                 } else {
                     let buf = self.read_bytes(tail.start, end)?;
                     let (records, pos) = decode_records(&buf, tail.start, self.seed);
@@ -813,11 +807,13 @@ impl LogSegment {
                             "log record failed its checksum",
                         ));
                     }
+                    let mut found = false;
                     for r in records {
                         let local = (r.offset - tail.start) as usize;
                         found |= consider(r, &buf, local);
                     }
-                }
+                    found
+                };
                 probe.false_positives += u64::from(!found);
             } else {
                 probe.skipped += 1;

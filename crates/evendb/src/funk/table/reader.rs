@@ -125,19 +125,17 @@ impl TableReader {
 
     /// The checked body of block `i` (empty past the last block).
     fn block_body(&self, i: usize) -> Result<(Vec<u8>, usize, u64)> {
-        let Some(b) = self.blocks.get(i) else {
+        let mut buf = Vec::new();
+        if self.read_window(i, 1, &mut buf)? == 0 {
             return Ok((Vec::new(), 0, 0));
-        };
-        let mut buf = vec![0u8; b.len as usize];
-        self.file
-            .read_at(b.offset, &mut buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        let n = checked_body(&buf, self.seed, b.offset)
+        }
+        let offset = self.blocks[i].offset;
+        let n = checked_body(&buf, self.seed, offset)
             .ok_or_else(|| {
-                Error::corruption(&self.path, b.offset, "table block failed its checksum")
+                Error::corruption(&self.path, offset, "table block failed its checksum")
             })?
             .len();
-        Ok((buf, n, b.offset))
+        Ok((buf, n, offset))
     }
 
     /// The raw bytes of blocks `first..first + count` (clamped to the
@@ -190,7 +188,6 @@ impl TableReader {
         Ok(None)
     }
 
-    /// Iterates every entry with key `>= from`, in table order.
     /// Entries from `from` on, for a reader that may stop soon (a scan):
     /// the first read is one block, each next one twice as many, up to
     /// [`MAX_WINDOW`].
@@ -331,6 +328,8 @@ impl TableIter {
                 };
                 self.pos += d.position();
                 if e.key >= self.from.as_slice() {
+                    // Keys ascend: every later entry passes too.
+                    self.from.clear();
                     return Ok(Some(e.to_entry()));
                 }
             }
