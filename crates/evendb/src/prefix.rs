@@ -6,7 +6,10 @@
 //! when the key is shorter). A search compares integers in one compact
 //! array instead of following a pointer to each key and calling `memcmp`;
 //! only the keys whose 8 bytes tie with the searched key's are compared
-//! whole, by the caller.
+//! whole, by the caller. When every key has one length and ends within
+//! those 8 bytes (fixed-size keys, as most stores of composite keys have),
+//! equal prefixes mean equal keys, and a search of a key of that length
+//! compares no key at all.
 //!
 //! Why the narrowing is exact: every key starts with `shared`, so a key
 //! below `shared` is below all of them and one above it (not starting with
@@ -22,6 +25,9 @@ pub(crate) struct PrefixIndex {
     /// The leading bytes every key shares.
     shared: Box<[u8]>,
     prefixes: Box<[u64]>,
+    /// The length every key has, if they all have one and it ends within
+    /// the prefixes: then equal prefixes mean equal keys.
+    exact_len: Option<usize>,
 }
 
 /// The 8 bytes of `key` from `skip` on, zero-padded, big-endian.
@@ -50,9 +56,12 @@ impl PrefixIndex {
             _ => Box::default(),
         };
         let skip = shared.len();
+        let len = first.map_or(0, <[u8]>::len);
+        let exact_len = (len <= skip + 8 && it.clone().all(|k| k.len() == len)).then_some(len);
         PrefixIndex {
             prefixes: it.map(|k| prefix_at(k, skip)).collect(),
             shared,
+            exact_len,
         }
     }
 
@@ -86,11 +95,49 @@ impl PrefixIndex {
         lo..hi
     }
 
-    /// The number of leading keys for which `below(i)` holds, where
-    /// `below(i)` compares key `i` with `key` and holds for every key
-    /// smaller than `key` and none larger (`<` or `<=` against `key`).
-    pub fn partition_point(&self, key: &[u8], below: impl Fn(usize) -> bool) -> usize {
-        partition(self.narrow(key), below)
+    /// Whether the prefixes hold the keys exactly (see the module doc).
+    pub fn is_exact(&self) -> bool {
+        self.exact_len.is_some()
+    }
+
+    /// Key `i` compared with `key`, when the prefixes hold the keys
+    /// exactly; `None` otherwise.
+    pub fn cmp_exact(&self, i: usize, key: &[u8]) -> Option<Ordering> {
+        let len = self.exact_len?;
+        let p = self.prefixes.get(i)?.to_be_bytes();
+        let s = self.shared.len();
+        let n = s.min(key.len());
+        // Key `i` is `shared` followed by the first `len - s` prefix bytes.
+        Some(
+            self.shared[..n]
+                .cmp(&key[..n])
+                .then_with(|| p[..len - s].cmp(key.get(s..).unwrap_or_default()))
+                .then(s.cmp(&n)),
+        )
+    }
+
+    /// The positions of the keys equal to `key`, when the prefixes alone
+    /// tell (see the module doc); `None` when keys must be compared.
+    pub fn exact(&self, key: &[u8]) -> Option<Range<usize>> {
+        (self.exact_len == Some(key.len())).then(|| self.narrow(key))
+    }
+
+    /// The number of keys smaller than `key`; `less(i)` tells whether key
+    /// `i` is, for the keys the prefixes cannot place.
+    pub fn lower_bound(&self, key: &[u8], less: impl Fn(usize) -> bool) -> usize {
+        match self.exact(key) {
+            Some(r) => r.start,
+            None => partition(self.narrow(key), less),
+        }
+    }
+
+    /// The number of keys at or below `key`; `at_most(i)` tells whether key
+    /// `i` is, for the keys the prefixes cannot place.
+    pub fn upper_bound(&self, key: &[u8], at_most: impl Fn(usize) -> bool) -> usize {
+        match self.exact(key) {
+            Some(r) => r.end,
+            None => partition(self.narrow(key), at_most),
+        }
     }
 }
 
@@ -117,10 +164,19 @@ mod tests {
     fn check(keys: &[&[u8]], probes: &[&[u8]]) {
         let index = PrefixIndex::new(keys.iter().copied());
         for &p in probes {
-            let lt = index.partition_point(p, |i| keys[i] < p);
+            let lt = index.lower_bound(p, |i| keys[i] < p);
             assert_eq!(lt, keys.partition_point(|k| *k < p), "< {p:?}");
-            let le = index.partition_point(p, |i| keys[i] <= p);
+            let le = index.upper_bound(p, |i| keys[i] <= p);
             assert_eq!(le, keys.partition_point(|k| *k <= p), "<= {p:?}");
+            for (i, k) in keys.iter().enumerate() {
+                if let Some(o) = index.cmp_exact(i, p) {
+                    assert_eq!(o, k.cmp(&p), "{k:?} vs {p:?}");
+                }
+            }
+            if let Some(r) = index.exact(p) {
+                assert!(keys[r.clone()].iter().all(|k| *k == p), "exact {p:?}");
+                assert_eq!(r.len(), keys.iter().filter(|k| **k == p).count());
+            }
         }
     }
 
@@ -180,6 +236,44 @@ mod tests {
             let probes: Vec<Vec<u8>> = (0..40).map(|_| key()).chain(keys.clone()).collect();
             let kr: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
             let pr: Vec<&[u8]> = probes.iter().map(|k| k.as_slice()).collect();
+            check(&kr, &pr);
+        }
+    }
+
+    #[test]
+    fn fixed_size_keys_are_placed_without_comparing_keys() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        for round in 0..200 {
+            // Keys of one length that ends within the prefixes (at most 8
+            // bytes after the shared part), with ties and zero bytes.
+            let len = 3 + round % 8;
+            let count = rng.usize(1..40);
+            let mut key = || -> Vec<u8> {
+                let mut k = b"ab".to_vec();
+                k.extend((2..len).map(|_| [0u8, 1, 7][rng.usize(0..3)]));
+                k
+            };
+            let mut keys: Vec<Vec<u8>> = (0..count).map(|_| key()).collect();
+            keys.sort();
+            let kr: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let index = PrefixIndex::new(kr.iter().copied());
+            let probes: Vec<Vec<u8>> = (0..40).map(|_| key()).chain(keys.clone()).collect();
+            assert!(index.is_exact());
+            for p in &probes {
+                assert!(index.exact(p).is_some(), "{kr:?} {p:?}");
+                let never = |_: usize| -> bool { panic!("compared a key") };
+                let lt = index.lower_bound(p, never);
+                assert_eq!(lt, kr.partition_point(|k| *k < p.as_slice()));
+                let le = index.upper_bound(p, never);
+                assert_eq!(le, kr.partition_point(|k| *k <= p.as_slice()));
+            }
+            // Probes of other lengths are placed by comparing keys.
+            let mut others: Vec<Vec<u8>> = vec![b"a".to_vec(), b"ab".to_vec(), b"b".to_vec()];
+            for p in &probes {
+                others.push(p[..p.len() - 1].to_vec());
+                others.push([p.as_slice(), &[0]].concat());
+            }
+            let pr: Vec<&[u8]> = probes.iter().chain(&others).map(|k| k.as_slice()).collect();
             check(&kr, &pr);
         }
     }

@@ -103,7 +103,7 @@ impl<T: Ranged> Partition<T> {
     /// Position of the chunk whose range holds `key`.
     pub fn position(&self, key: &[u8]) -> usize {
         self.min_keys
-            .partition_point(key, |i| self.chunks[i].min_key() <= key)
+            .upper_bound(key, |i| self.chunks[i].min_key() <= key)
             .saturating_sub(1)
     }
 

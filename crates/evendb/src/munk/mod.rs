@@ -312,7 +312,7 @@ impl Munk {
     fn locate(&self, key: &[u8]) -> (u32, u32, u32) {
         let idx = self
             .sorted_keys
-            .partition_point(key, |i| self.key_of(i as u32).is_some_and(|k| k < key));
+            .lower_bound(key, |i| self.key_of(i as u32).is_some_and(|k| k < key));
         let mut pred = if idx == 0 { NIL } else { (idx - 1) as u32 };
         let mut curr = self.next_of(pred);
         // The hints help only a walk: skip them when none is needed.
@@ -343,6 +343,12 @@ impl Munk {
 
     /// The index of the cell of `key`, if the munk has it.
     fn find_index(&self, key: &[u8]) -> Option<u32> {
+        // A key of the sorted prefix has that cell (cells are never
+        // removed, keys never repeated); when the prefixes tell, no key is
+        // read at all.
+        if let Some(r) = self.sorted_keys.exact(key).filter(|r| !r.is_empty()) {
+            return Some(r.start as u32);
+        }
         let (_, curr, hops) = self.locate(key);
         if hops > LONG_WALK {
             self.long_walks.fetch_add(1, Ordering::Relaxed);

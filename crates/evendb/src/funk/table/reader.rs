@@ -10,11 +10,82 @@ use crate::vfs::{Storage, StorageFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The table's block index as held in memory: where each block ends and
+/// its last key. Compact because it is charged to the memory budget and a
+/// large store has many blocks (8 GiB of data: 2 million): 16 bytes a block
+/// when the prefix index holds the last keys exactly (fixed-size keys),
+/// else 20 bytes plus the key (a handle per block with its own key
+/// allocation took about 80).
 #[derive(Debug)]
-struct BlockHandle {
-    last_key: Vec<u8>,
-    offset: u64,
-    len: u32,
+struct BlockIndex {
+    /// End offset of each block; block `i` starts where `i - 1` ends (the
+    /// first at 0).
+    ends: Box<[u64]>,
+    /// The blocks' last keys, searched by integer prefix.
+    last_keys: PrefixIndex,
+    /// The last keys, concatenated, and where each ends; empty when
+    /// `last_keys` holds them exactly.
+    keys: Box<[u8]>,
+    key_ends: Box<[u32]>,
+}
+
+impl BlockIndex {
+    fn new(handles: Vec<(Vec<u8>, u64)>) -> Self {
+        let last_keys = PrefixIndex::new(handles.iter().map(|(k, _)| k.as_slice()));
+        let ends = handles.iter().map(|&(_, end)| end).collect();
+        let (mut keys, mut key_ends) = (Vec::new(), Vec::new());
+        if !last_keys.is_exact() {
+            for (k, _) in &handles {
+                keys.extend_from_slice(k);
+                key_ends.push(keys.len() as u32);
+            }
+        }
+        BlockIndex {
+            ends,
+            last_keys,
+            keys: keys.into(),
+            key_ends: key_ends.into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn start(&self, i: usize) -> u64 {
+        if i == 0 {
+            0
+        } else {
+            self.ends.get(i - 1).copied().unwrap_or(0)
+        }
+    }
+
+    /// Is block `i`'s last key smaller than `key`?
+    fn last_key_below(&self, i: usize, key: &[u8]) -> bool {
+        match self.last_keys.cmp_exact(i, key) {
+            Some(o) => o.is_lt(),
+            None => {
+                let a = if i == 0 {
+                    0
+                } else {
+                    self.key_ends[i - 1] as usize
+                };
+                let z = self.key_ends[i] as usize;
+                self.keys.get(a..z).unwrap_or_default() < key
+            }
+        }
+    }
+
+    /// The first block that may hold `key`.
+    fn block_for(&self, key: &[u8]) -> usize {
+        self.last_keys
+            .lower_bound(key, |i| self.last_key_below(i, key))
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        (self.ends.len() * 8 + self.keys.len() + self.key_ends.len() * 4) as u64
+            + self.last_keys.heap_bytes() as u64
+    }
 }
 
 #[derive(Debug)]
@@ -25,9 +96,7 @@ pub(crate) struct TableReader {
     pub file_size: u64,
     seed: u32,
     file: Arc<dyn StorageFile>,
-    blocks: Vec<BlockHandle>,
-    /// The blocks' last keys, searched by integer prefix.
-    last_keys: PrefixIndex,
+    blocks: BlockIndex,
     /// The budget the index is charged to, with the amount.
     charge: Option<(Arc<MemoryBudget>, u64)>,
 }
@@ -81,8 +150,8 @@ impl TableReader {
         let body = checked_body(&ibuf, seed, footer.index_offset)
             .ok_or_else(|| corrupt(footer.index_offset, "table index failed its checksum"))?;
         let blocks = decode_index(body, footer.index_offset)
+            .map(BlockIndex::new)
             .ok_or_else(|| corrupt(footer.index_offset, "malformed table index"))?;
-        let last_keys = PrefixIndex::new(blocks.iter().map(|b| b.last_key.as_slice()));
         Ok(TableReader {
             number,
             path,
@@ -91,18 +160,13 @@ impl TableReader {
             seed,
             file,
             blocks,
-            last_keys,
             charge: None,
         })
     }
 
     /// Memory the block index takes.
     pub fn index_bytes(&self) -> u64 {
-        self.blocks
-            .iter()
-            .map(|b| (b.last_key.len() + std::mem::size_of::<BlockHandle>()) as u64)
-            .sum::<u64>()
-            + self.last_keys.heap_bytes() as u64
+        self.blocks.heap_bytes()
     }
 
     /// Charges the block index to `budget` for as long as the reader lives.
@@ -119,8 +183,7 @@ impl TableReader {
 
     /// Index of the first block that may hold `key`.
     fn block_for(&self, key: &[u8]) -> usize {
-        self.last_keys
-            .partition_point(key, |i| self.blocks[i].last_key.as_slice() < key)
+        self.blocks.block_for(key)
     }
 
     /// The checked body of block `i` (empty past the last block).
@@ -129,7 +192,7 @@ impl TableReader {
         if self.read_window(i, 1, &mut buf)? == 0 {
             return Ok((Vec::new(), 0, 0));
         }
-        let offset = self.blocks[i].offset;
+        let offset = self.blocks.start(i);
         let n = checked_body(&buf, self.seed, offset)
             .ok_or_else(|| {
                 Error::corruption(&self.path, offset, "table block failed its checksum")
@@ -144,16 +207,14 @@ impl TableReader {
     /// when each block is walked.
     fn read_window(&self, first: usize, count: usize, buf: &mut Vec<u8>) -> Result<usize> {
         let last = (first + count).min(self.blocks.len());
-        let (Some(a), Some(z)) = (
-            self.blocks.get(first),
-            self.blocks.get(last.wrapping_sub(1)),
-        ) else {
+        if first >= last {
             return Ok(0);
-        };
-        buf.clear();
-        buf.resize((z.offset + u64::from(z.len) - a.offset) as usize, 0);
+        }
+        let (a, z) = (self.blocks.start(first), self.blocks.ends[last - 1]);
+        // Every byte is overwritten by the read: only growth is zeroed.
+        buf.resize((z - a) as usize, 0);
         self.file
-            .read_at(a.offset, buf)
+            .read_at(a, buf)
             .map_err(|e| Error::io(&self.path, e))?;
         Ok(last - first)
     }
@@ -166,10 +227,33 @@ impl TableReader {
 
     /// The newest entry of `key` whose version `admits` accepts.
     pub fn get(&self, key: &[u8], admits: &dyn Fn(u64) -> bool) -> Result<Option<Entry>> {
+        thread_local! {
+            /// The block buffer of this thread's gets (no allocation and
+            /// no zeroing per get).
+            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUF.with(|b| match b.try_borrow_mut() {
+            Ok(mut buf) => self.get_with(key, admits, &mut buf),
+            Err(_) => self.get_with(key, admits, &mut Vec::new()),
+        })
+    }
+
+    fn get_with(
+        &self,
+        key: &[u8],
+        admits: &dyn Fn(u64) -> bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<Entry>> {
         let mut i = self.block_for(key);
         while i < self.blocks.len() {
-            let (buf, n, offset) = self.block_body(i)?;
-            for e in format::entry_refs(buf.get(..n).unwrap_or_default()) {
+            if self.read_window(i, 1, buf)? == 0 {
+                break;
+            }
+            let offset = self.blocks.start(i);
+            let body = checked_body(buf, self.seed, offset).ok_or_else(|| {
+                Error::corruption(&self.path, offset, "table block failed its checksum")
+            })?;
+            for e in format::entry_refs(body) {
                 let e = e.ok_or_else(|| {
                     Error::corruption(&self.path, offset, "malformed table block")
                 })?;
@@ -209,7 +293,9 @@ fn checked_body(buf: &[u8], seed: u32, offset: u64) -> Option<&[u8]> {
     (format::block_crc(seed, offset, body) == stored).then_some(body)
 }
 
-fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
+/// The index's (last key, end offset) per block, checked: blocks are
+/// contiguous from offset 0 up to the index.
+fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<(Vec<u8>, u64)>> {
     let mut d = Decoder::new(body);
     let count = d.u32()? as usize;
     // Each handle takes at least 16 bytes: bound the count before allocating.
@@ -230,13 +316,12 @@ fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<BlockHandle>> {
             return None;
         }
         expected = offset.checked_add(u64::from(len))?;
-        blocks.push(BlockHandle {
-            last_key,
-            offset,
-            len,
-        });
+        blocks.push((last_key, expected));
     }
-    (expected == index_offset && d.remaining() == 0 && d.position() == body.len()).then_some(blocks)
+    let fits = expected == index_offset && d.remaining() == 0 && d.position() == body.len();
+    // Key ends are 32-bit: a table index holds far less than 4 GiB of keys.
+    let key_bytes: usize = blocks.iter().map(|(k, _)| k.len()).sum();
+    (fits && u32::try_from(key_bytes).is_ok()).then_some(blocks)
 }
 
 /// Most blocks a table iterator reads at once (256 KiB of 4 KiB blocks).
@@ -307,11 +392,14 @@ impl TableIter {
             self.window = (self.window * 2).min(MAX_WINDOW);
         }
         let blocks = &self.table.blocks;
-        let b = &blocks[self.opened];
-        let at = (b.offset - blocks[self.buf_first].offset) as usize;
-        let raw = self.buf.get(at..at + b.len as usize).unwrap_or_default();
-        self.offset = b.offset;
-        let body = checked_body(raw, self.table.seed, b.offset)
+        let (start, end) = (blocks.start(self.opened), blocks.ends[self.opened]);
+        let at = (start - blocks.start(self.buf_first)) as usize;
+        let raw = self
+            .buf
+            .get(at..at + (end - start) as usize)
+            .unwrap_or_default();
+        self.offset = start;
+        let body = checked_body(raw, self.table.seed, start)
             .ok_or_else(|| self.corrupt("table block failed its checksum"))?;
         self.pos = at;
         self.body_end = at + body.len();
