@@ -127,6 +127,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "munk_loads",
     "munk_evictions",
     "munk_rebalance",
+    "row_cache_shrinks",
     // Waits of puts and work done in line.
     "put_",
     "inline_task",

@@ -161,6 +161,9 @@ stats! {
         munk_loads,
         /// Munks evicted to stay within the memory budget.
         munk_evictions,
+        /// Times the row cache gave up its oldest entries for a munk,
+        /// being worth much less per byte (recent hits) than the munk.
+        row_cache_shrinks,
         /// Munk rebalances (in-memory compactions).
         munk_rebalances,
         /// Time spent in munk rebalances, in microseconds.

@@ -182,3 +182,67 @@ fn accounted_memory_never_passes_the_budget_under_loads_and_evictions() {
     check_budget(&s, &format!("the end (seed {seed})"));
     assert!(s.munk_loads > 0 && s.munk_evictions > 0);
 }
+
+#[test]
+fn a_row_cache_nobody_reads_gives_its_memory_to_munks() {
+    // Postmortem: after a run of gets, a scan-only workload kept a quarter of
+    // the budget in row-cache entries no scan reads, while scans read most
+    // chunks from disk. A munk load now takes memory from a row cache worth
+    // far less per byte (recent hits) than the munk.
+    let fs = MemFs::new();
+    let n = 4000;
+    let open = || {
+        Options::default()
+            .storage(Arc::new(fs.clone()))
+            .durability(Durability::Sync)
+            .max_chunk_size(16 << 10)
+            .max_log_size(4 << 10)
+            .block_size(256)
+            .memory_budget(BUDGET)
+            .row_cache_share(0.5)
+            .maintenance_threads(0)
+            .open(common::dir())
+            .expect("open")
+    };
+    load(&open(), n);
+    // Reopened: no munk holds memory yet.
+    let db = open();
+    // Gets of 200 hot keys spread over every chunk: no chunk is hot, the
+    // row cache fills and hits.
+    let mut rng = fastrand::Rng::with_seed(common::seed("cold_row_cache"));
+    for _ in 0..40_000 {
+        let k = rng.u64(0..200) * (n / 200);
+        assert_eq!(db.get(key(k)).expect("get"), Some(vec![k as u8; 100]));
+    }
+    let filled = db.stats();
+    assert!(
+        filled.memory_row_cache > BUDGET / 16,
+        "the gets should fill the row cache: {filled:?}"
+    );
+    assert_eq!(
+        filled.row_cache_shrinks, 0,
+        "a row cache that hits keeps its memory"
+    );
+    check_budget(&filled, "after the gets");
+    // Then scans only, of one quarter of the keys, long enough for the
+    // row cache's hits to fade (a few dozen halving periods) and for munks
+    // to fill the budget; then of another quarter, whose munks need room.
+    let mut scan = |times: u32, base: u64| {
+        for _ in 0..times {
+            let from = base + rng.u64(0..n / 4);
+            let scanned = db.scan(key(from)..key(from + 20)).count() as u64;
+            assert_eq!(scanned, 20.min(n - from));
+        }
+        db.stats()
+    };
+    scan(24_000, 0);
+    let scans = scan(6_000, n / 2);
+    assert!(scans.row_cache_shrinks > 0, "{scans:?}");
+    assert!(
+        scans.memory_row_cache < filled.memory_row_cache / 2,
+        "row cache {} then {}",
+        filled.memory_row_cache,
+        scans.memory_row_cache
+    );
+    check_budget(&scans, "after the scans");
+}

@@ -193,6 +193,10 @@ pub(crate) struct RowCache {
     budget: Arc<MemoryBudget>,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Hits as of the last halving, and the halved count of the hits
+    /// before it: see [`RowCache::heat`].
+    hits_at_decay: AtomicU64,
+    decayed_hits: AtomicU64,
 }
 
 impl Drop for RowCache {
@@ -213,6 +217,8 @@ impl RowCache {
             budget,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            hits_at_decay: AtomicU64::new(0),
+            decayed_hits: AtomicU64::new(0),
         }
     }
 
@@ -357,6 +363,42 @@ impl RowCache {
         )
     }
 
+    /// Recent hits, halved with the chunks' heat (the munk cache's unit):
+    /// what the cache is worth, to weigh against munks for memory.
+    pub fn heat(&self) -> u64 {
+        let recent = self.hits.load(Ordering::Relaxed)
+            - self
+                .hits_at_decay
+                .load(Ordering::Relaxed)
+                .min(self.hits.load(Ordering::Relaxed));
+        self.decayed_hits.load(Ordering::Relaxed) + recent
+    }
+
+    /// Halves the heat; called when the chunks' heats are halved (by one
+    /// thread at a time).
+    pub fn decay(&self) {
+        let now = self.hits.load(Ordering::Relaxed);
+        let recent = now - self.hits_at_decay.load(Ordering::Relaxed).min(now);
+        let old = self.decayed_hits.load(Ordering::Relaxed);
+        self.decayed_hits
+            .store((old + recent) / 2, Ordering::Relaxed);
+        self.hits_at_decay.store(now, Ordering::Relaxed);
+    }
+
+    /// Drops the oldest table of every shard (the entries nobody read
+    /// lately), to give the memory to munks; returns the bytes released.
+    pub fn shrink(&self) -> u64 {
+        let mut freed = 0;
+        for s in self.shards.iter() {
+            let mut shard = s.write();
+            if let Some(tail) = shard.tables.pop_back() {
+                freed += tail.bytes;
+            }
+        }
+        self.budget.release(Kind::RowCache, freed);
+        freed
+    }
+
     /// Drops every entry.
     pub fn clear(&self) {
         for s in self.shards.iter() {
@@ -413,6 +455,41 @@ mod tests {
         assert_eq!(budget.kind_used(Kind::RowCache), expected);
         c.clear();
         assert_eq!(budget.kind_used(Kind::RowCache), 0);
+    }
+
+    #[test]
+    fn heat_counts_recent_hits_and_shrinking_drops_the_oldest_table() {
+        let (c, budget) = cache(3 * SHARDS as u64 * 4096);
+        assert_eq!(c.heat(), 0);
+        c.insert(b"old", v("1"), TAG, || true);
+        for _ in 0..8 {
+            assert!(c.get(b"old", TAG).is_some());
+        }
+        assert_eq!(c.heat(), 8);
+        c.decay();
+        assert_eq!(c.heat(), 4);
+        c.decay();
+        c.decay();
+        assert_eq!(c.heat(), 1);
+        // Misses are no heat.
+        assert!(c.get(b"absent", TAG).is_none());
+        assert_eq!(c.heat(), 1);
+        // Fill the shards until "old" sits in an older table than the head.
+        let mut i = 0u32;
+        while c.shards.iter().any(|s| s.read().tables.len() < 2) {
+            c.insert(&i.to_be_bytes(), v("x"), TAG, || true);
+            i += 1;
+        }
+        let before = c.bytes();
+        let freed = c.shrink();
+        assert!(freed > 0 && freed < before);
+        assert_eq!(c.bytes(), before - freed);
+        assert_eq!(budget.kind_used(Kind::RowCache), c.bytes());
+        while c.bytes() > 0 {
+            c.shrink();
+        }
+        assert_eq!(budget.kind_used(Kind::RowCache), 0);
+        assert!(c.get(b"old", TAG).is_none());
     }
 
     #[test]

@@ -430,6 +430,7 @@ impl DbInner {
                 let h = c.heat.load(Ordering::Relaxed);
                 c.heat.store(h / 2, Ordering::Relaxed);
             }
+            self.row_cache.decay();
         }
     }
 

@@ -243,10 +243,11 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "row cache    hit rate {} ({} hits, {} misses)",
+            "row cache    hit rate {} ({} hits, {} misses); shrunk for munks {} times",
             Percent(s.row_cache_hit_rate()),
             s.row_cache_hits,
-            s.row_cache_misses
+            s.row_cache_misses,
+            s.row_cache_shrinks
         )?;
         writeln!(
             f,
