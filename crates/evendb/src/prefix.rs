@@ -20,11 +20,19 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
+/// Prefixes per sample (four cache lines of them).
+const STRIDE: usize = 32;
+
 #[derive(Debug, Default)]
 pub(crate) struct PrefixIndex {
     /// The leading bytes every key shares.
     shared: Box<[u8]>,
     prefixes: Box<[u64]>,
+    /// Every [`STRIDE`]th prefix: a search finds its stretch here (a small
+    /// array that stays in the CPU cache) and then reads one stretch of
+    /// `prefixes`, instead of jumping through the whole array (a cache miss
+    /// at each of the last steps: 7% of a get-only profile).
+    samples: Box<[u64]>,
     /// The length every key has, if they all have one and it ends within
     /// the prefixes: then equal prefixes mean equal keys.
     exact_len: Option<usize>,
@@ -58,8 +66,10 @@ impl PrefixIndex {
         let skip = shared.len();
         let len = first.map_or(0, <[u8]>::len);
         let exact_len = (len <= skip + 8 && it.clone().all(|k| k.len() == len)).then_some(len);
+        let prefixes: Box<[u64]> = it.map(|k| prefix_at(k, skip)).collect();
         PrefixIndex {
-            prefixes: it.map(|k| prefix_at(k, skip)).collect(),
+            samples: prefixes.iter().step_by(STRIDE).copied().collect(),
+            prefixes,
             shared,
             exact_len,
         }
@@ -67,7 +77,20 @@ impl PrefixIndex {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.shared.len() + self.prefixes.len() * 8
+        self.shared.len() + (self.prefixes.len() + self.samples.len()) * 8
+    }
+
+    /// The number of prefixes below `p`.
+    fn below(&self, p: u64) -> usize {
+        // Samples `0..j` are below `p`, so the answer is past sample
+        // `j - 1`'s position and at most sample `j`'s.
+        let j = self.samples.partition_point(|&x| x < p);
+        if j == 0 {
+            return 0;
+        }
+        let from = (j - 1) * STRIDE + 1;
+        let to = (j * STRIDE).min(self.prefixes.len());
+        from + self.prefixes[from..to].partition_point(|&x| x < p)
     }
 
     /// The positions whose key may equal `key`: every key before the range
@@ -83,7 +106,7 @@ impl PrefixIndex {
             Ordering::Equal => {}
         }
         let p = prefix_at(key, self.shared.len());
-        let lo = self.prefixes.partition_point(|&x| x < p);
+        let lo = self.below(p);
         // Ties are few: gallop from `lo` instead of searching all the rest.
         let rest = &self.prefixes[lo..];
         let mut step = 1;
@@ -235,6 +258,33 @@ mod tests {
             keys.sort();
             let probes: Vec<Vec<u8>> = (0..40).map(|_| key()).chain(keys.clone()).collect();
             let kr: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let pr: Vec<&[u8]> = probes.iter().map(|k| k.as_slice()).collect();
+            check(&kr, &pr);
+        }
+    }
+
+    #[test]
+    fn long_arrays_are_searched_through_their_samples() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for n in [0, 1, STRIDE - 1, STRIDE, STRIDE + 1, 5 * STRIDE, 1000] {
+            // Big-endian integers with runs of ties, some longer than a
+            // stride.
+            let mut keys: Vec<Vec<u8>> = (0..n)
+                .map(|_| {
+                    let v = rng.u64(0..300) * 3;
+                    [b"k".as_slice(), &v.to_be_bytes()].concat()
+                })
+                .collect();
+            keys.extend(std::iter::repeat_n(
+                b"k\0\0\0\0\0\0\x01\x2c".to_vec(),
+                2 * STRIDE,
+            ));
+            keys.sort();
+            let kr: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let probes: Vec<Vec<u8>> = (0..1000u64)
+                .map(|v| [b"k".as_slice(), &v.to_be_bytes()].concat())
+                .chain([b"j".to_vec(), b"l".to_vec(), b"k".to_vec()])
+                .collect();
             let pr: Vec<&[u8]> = probes.iter().map(|k| k.as_slice()).collect();
             check(&kr, &pr);
         }
