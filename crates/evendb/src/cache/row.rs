@@ -184,15 +184,32 @@ impl Shard {
     }
 }
 
+/// A shard with its hit counts, on a cache line of its own: a get touches
+/// the shard's lock anyway, and counts there instead of on a line shared
+/// by every get (which bounced between cores on each one).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Slot {
+    shard: RwLock<Shard>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl std::ops::Deref for Slot {
+    type Target = RwLock<Shard>;
+
+    fn deref(&self) -> &RwLock<Shard> {
+        &self.shard
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct RowCache {
-    shards: Box<[RwLock<Shard>]>,
+    shards: Box<[Slot]>,
     /// Bytes one table of one shard may hold.
     table_capacity: u64,
     tables: usize,
     budget: Arc<MemoryBudget>,
-    hits: AtomicU64,
-    misses: AtomicU64,
     /// Hits as of the last halving, and the halved count of the hits
     /// before it: see [`RowCache::heat`].
     hits_at_decay: AtomicU64,
@@ -211,18 +228,16 @@ impl RowCache {
     pub fn new(capacity: u64, tables: usize, budget: Arc<MemoryBudget>) -> Self {
         let tables = tables.max(2);
         RowCache {
-            shards: (0..SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+            shards: (0..SHARDS).map(|_| Slot::default()).collect(),
             table_capacity: capacity / (SHARDS * tables) as u64,
             tables,
             budget,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
             hits_at_decay: AtomicU64::new(0),
             decayed_hits: AtomicU64::new(0),
         }
     }
 
-    fn shard(&self, key: &[u8]) -> &RwLock<Shard> {
+    fn shard(&self, key: &[u8]) -> &Slot {
         &self.shards[(key_hash(key) as usize) % self.shards.len()]
     }
 
@@ -237,7 +252,8 @@ impl RowCache {
         if !self.enabled() {
             return None;
         }
-        let found = self.shard(key).try_read().and_then(|shard| {
+        let slot = self.shard(key);
+        let found = slot.try_read().and_then(|shard| {
             shard
                 .tables
                 .iter()
@@ -246,9 +262,9 @@ impl RowCache {
                 .map(|e| e.value.clone())
         });
         let counter = if found.is_some() {
-            &self.hits
+            &slot.hits
         } else {
-            &self.misses
+            &slot.misses
         };
         counter.fetch_add(1, Ordering::Relaxed);
         found
@@ -357,27 +373,27 @@ impl RowCache {
 
     /// (hits, misses) so far.
     pub fn hit_counts(&self) -> (u64, u64) {
-        (
-            self.hits.load(Ordering::Relaxed),
-            self.misses.load(Ordering::Relaxed),
-        )
+        let sum = |f: fn(&Slot) -> &AtomicU64| {
+            self.shards
+                .iter()
+                .map(|s| f(s).load(Ordering::Relaxed))
+                .sum()
+        };
+        (sum(|s| &s.hits), sum(|s| &s.misses))
     }
 
     /// Recent hits, halved with the chunks' heat (the munk cache's unit):
     /// what the cache is worth, to weigh against munks for memory.
     pub fn heat(&self) -> u64 {
-        let recent = self.hits.load(Ordering::Relaxed)
-            - self
-                .hits_at_decay
-                .load(Ordering::Relaxed)
-                .min(self.hits.load(Ordering::Relaxed));
+        let hits = self.hit_counts().0;
+        let recent = hits - self.hits_at_decay.load(Ordering::Relaxed).min(hits);
         self.decayed_hits.load(Ordering::Relaxed) + recent
     }
 
     /// Halves the heat; called when the chunks' heats are halved (by one
     /// thread at a time).
     pub fn decay(&self) {
-        let now = self.hits.load(Ordering::Relaxed);
+        let now = self.hit_counts().0;
         let recent = now - self.hits_at_decay.load(Ordering::Relaxed).min(now);
         let old = self.decayed_hits.load(Ordering::Relaxed);
         self.decayed_hits
