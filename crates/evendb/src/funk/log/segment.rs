@@ -713,7 +713,16 @@ impl LogSegment {
         if ptr.tombstone {
             return Ok(None);
         }
-        Ok(buf.get(HEADER_LEN + key.len()..).map(<[u8]>::to_vec))
+        // The value moves to the front of the buffer read: no second
+        // allocation.
+        let start = HEADER_LEN + key.len();
+        let mut buf = buf;
+        if start > buf.len() {
+            return Ok(None);
+        }
+        buf.copy_within(start.., 0);
+        buf.truncate(buf.len() - start);
+        Ok(Some(buf))
     }
 
     /// The newest record of `key` that `accept(version, counter)` admits, with
