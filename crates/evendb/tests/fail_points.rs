@@ -118,43 +118,52 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
     }
 }
 
+/// Runs the workload on a fresh store with `point` armed, then loses
+/// power; returns the trap and what was written if the point was passed.
+fn crash_at(point: &'static str, rng: &mut fastrand::Rng, ops: u32) -> Option<(Trap, Pending)> {
+    let trap = Trap {
+        fs: MemFs::new(),
+        point,
+        armed: Arc::new(AtomicBool::new(false)),
+        fired: Arc::new(AtomicBool::new(false)),
+    };
+    let fs = &trap.fs;
+    let db = trap.options().open(common::dir()).expect("open");
+    let mut p = Pending::new(Model::new());
+    trap.armed.store(true, Ordering::SeqCst);
+    workload(&db, &trap, ops, rng, &mut p);
+    fs.set_fault(Some(Fault::CrashAt(1)));
+    drop(db);
+    fs.crash(CrashMode::Random { seed: rng.u64(..) });
+    if !trap.fired.load(Ordering::SeqCst) {
+        // Recovery's own points: crash while opening.
+        if trap.options().open(common::dir()).is_err() {
+            fs.crash(CrashMode::Random { seed: rng.u64(..) });
+        }
+    }
+    trap.armed.store(false, Ordering::SeqCst);
+    trap.fired.load(Ordering::SeqCst).then_some((trap, p))
+}
+
 #[test]
 fn a_crash_at_every_fail_point_recovers_a_prefix() {
     let seed = common::seed("a_crash_at_every_fail_point_recovers_a_prefix");
     let mut unreached = Vec::new();
     for (n, point) in POINTS.iter().enumerate() {
         let mut rng = fastrand::Rng::with_seed(seed + n as u64);
-        let trap = Trap {
-            fs: MemFs::new(),
-            point,
-            armed: Arc::new(AtomicBool::new(false)),
-            fired: Arc::new(AtomicBool::new(false)),
-        };
-        let fs = &trap.fs;
-        let db = trap.options().open(common::dir()).expect("open");
-        let mut p = Pending::new(Model::new());
-        trap.armed.store(true, Ordering::SeqCst);
         // Recovery's points are passed at the reopen: a short run will do.
         let ops = if point.starts_with("recovery.") {
             800
         } else {
             6000
         };
-        workload(&db, &trap, ops, &mut rng, &mut p);
-        fs.set_fault(Some(Fault::CrashAt(1)));
-        drop(db);
-        fs.crash(CrashMode::Random { seed: rng.u64(..) });
-        if !trap.fired.load(Ordering::SeqCst) {
-            // Recovery's own points: crash while opening.
-            if trap.options().open(common::dir()).is_err() {
-                fs.crash(CrashMode::Random { seed: rng.u64(..) });
-            }
-        }
-        trap.armed.store(false, Ordering::SeqCst);
-        if !trap.fired.load(Ordering::SeqCst) {
+        // A rare point may not come up in one random run (one seed in
+        // about forty missed `split_part.after_table`): up to three runs,
+        // each longer, on the same random stream.
+        let Some((trap, p)) = (1..=3).find_map(|run| crash_at(point, &mut rng, ops * run)) else {
             unreached.push(*point);
             continue;
-        }
+        };
         let ctx = format!("seed {seed}, crash at {point}");
         let db = trap
             .options()
