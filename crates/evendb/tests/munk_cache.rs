@@ -12,6 +12,10 @@ const BUDGET: u64 = 256 << 10;
 /// Small chunks and a budget that holds a few munks, so splits, munk loads
 /// and evictions all happen; deterministic (no background threads).
 fn small_budget(fs: &MemFs) -> Db {
+    small_budget_options(fs).open(common::dir()).expect("open")
+}
+
+fn small_budget_options(fs: &MemFs) -> Options {
     Options::default()
         .storage(Arc::new(fs.clone()))
         .durability(Durability::Sync)
@@ -20,8 +24,6 @@ fn small_budget(fs: &MemFs) -> Db {
         .block_size(256)
         .memory_budget(BUDGET)
         .maintenance_threads(0)
-        .open(common::dir())
-        .expect("open")
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -192,15 +194,8 @@ fn a_row_cache_nobody_reads_gives_its_memory_to_munks() {
     let fs = MemFs::new();
     let n = 4000;
     let open = || {
-        Options::default()
-            .storage(Arc::new(fs.clone()))
-            .durability(Durability::Sync)
-            .max_chunk_size(16 << 10)
-            .max_log_size(4 << 10)
-            .block_size(256)
-            .memory_budget(BUDGET)
+        small_budget_options(&fs)
             .row_cache_share(0.5)
-            .maintenance_threads(0)
             .open(common::dir())
             .expect("open")
     };

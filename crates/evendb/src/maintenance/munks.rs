@@ -260,16 +260,19 @@ pub(crate) fn room_for(inner: &DbInner, n: u64) {
     }
 }
 
-/// Takes memory from the row cache while it is worth much less per byte
-/// than a use that is `heat` hot for `bytes` (a munk about to load), until
-/// `target` bytes are free. The margin is wide ([`ROW_CACHE_MARGIN`]): a
-/// chunk's heat counts accesses to any of its keys, the row cache's only
-/// hits, so only a row cache nobody reads any more gives way. The row cache grows back through the budget's floor
-/// when gets come back (see `keep_floor`). Measured reason: after a run of
-/// gets, YCSB E100 at 2x the memory kept 55 MiB of row cache no scan
-/// reads, while scans read two chunks in three from disk.
+/// How many times less per byte the row cache must be worth than a munk
+/// to give it memory: wide, because a chunk's heat counts accesses to any
+/// of its keys and the row cache's heat only its hits, so only a row cache
+/// nobody reads any more gives way.
 const ROW_CACHE_MARGIN: u128 = 16;
 
+/// Takes memory from the row cache while it is worth much less per byte
+/// ([`ROW_CACHE_MARGIN`]) than a use that is `heat` hot for `bytes` (a munk
+/// about to load), until `target` bytes are free. The row cache grows back
+/// through the budget's floor when gets come back (see `keep_floor`).
+/// Measured reason: after a run of gets, YCSB E100 at 2x the memory kept
+/// 55 MiB of row cache no scan reads, while scans read two chunks in three
+/// from disk.
 fn shrink_cold_row_cache(inner: &DbInner, heat: u64, bytes: u64, target: u64) {
     let rc = &inner.row_cache;
     while inner.budget.free() < target {

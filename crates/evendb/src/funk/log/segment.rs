@@ -720,8 +720,7 @@ impl LogSegment {
         if start > buf.len() {
             return Ok(None);
         }
-        buf.copy_within(start.., 0);
-        buf.truncate(buf.len() - start);
+        buf.drain(..start);
         Ok(Some(buf))
     }
 

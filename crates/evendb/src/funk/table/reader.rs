@@ -53,11 +53,7 @@ impl BlockIndex {
     }
 
     fn start(&self, i: usize) -> u64 {
-        if i == 0 {
-            0
-        } else {
-            self.ends.get(i - 1).copied().unwrap_or(0)
-        }
+        start_of(&self.ends, i)
     }
 
     /// Is block `i`'s last key smaller than `key`?
@@ -65,13 +61,8 @@ impl BlockIndex {
         match self.last_keys.cmp_exact(i, key) {
             Some(o) => o.is_lt(),
             None => {
-                let a = if i == 0 {
-                    0
-                } else {
-                    self.key_ends[i - 1] as usize
-                };
-                let z = self.key_ends[i] as usize;
-                self.keys.get(a..z).unwrap_or_default() < key
+                let (a, z) = (start_of(&self.key_ends, i), self.key_ends[i]);
+                self.keys.get(a as usize..z as usize).unwrap_or_default() < key
             }
         }
     }
@@ -86,6 +77,13 @@ impl BlockIndex {
         (self.ends.len() * 8 + self.keys.len() + self.key_ends.len() * 4) as u64
             + self.last_keys.heap_bytes() as u64
     }
+}
+
+/// Where item `i` starts in an array of end offsets: where `i - 1` ends.
+fn start_of<T: Copy + Default>(ends: &[T], i: usize) -> T {
+    i.checked_sub(1)
+        .and_then(|p| ends.get(p).copied())
+        .unwrap_or_default()
 }
 
 #[derive(Debug)]
@@ -186,19 +184,16 @@ impl TableReader {
         self.blocks.block_for(key)
     }
 
-    /// The checked body of block `i` (empty past the last block).
-    fn block_body(&self, i: usize) -> Result<(Vec<u8>, usize, u64)> {
-        let mut buf = Vec::new();
-        if self.read_window(i, 1, &mut buf)? == 0 {
-            return Ok((Vec::new(), 0, 0));
+    /// The checked body of block `i`, read into `buf` (`None` past the
+    /// last block).
+    fn checked_block<'b>(&self, i: usize, buf: &'b mut Vec<u8>) -> Result<Option<&'b [u8]>> {
+        if self.read_window(i, 1, buf)? == 0 {
+            return Ok(None);
         }
         let offset = self.blocks.start(i);
-        let n = checked_body(&buf, self.seed, offset)
-            .ok_or_else(|| {
-                Error::corruption(&self.path, offset, "table block failed its checksum")
-            })?
-            .len();
-        Ok((buf, n, offset))
+        checked_body(buf, self.seed, offset)
+            .map(Some)
+            .ok_or_else(|| Error::corruption(&self.path, offset, "table block failed its checksum"))
     }
 
     /// The raw bytes of blocks `first..first + count` (clamped to the
@@ -220,9 +215,11 @@ impl TableReader {
     }
 
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
-        let (buf, n, offset) = self.block_body(i)?;
-        format::decode_entries(buf.get(..n).unwrap_or_default())
-            .ok_or_else(|| Error::corruption(&self.path, offset, "malformed table block"))
+        let mut buf = Vec::new();
+        let body = self.checked_block(i, &mut buf)?.unwrap_or_default();
+        format::decode_entries(body).ok_or_else(|| {
+            Error::corruption(&self.path, self.blocks.start(i), "malformed table block")
+        })
     }
 
     /// The newest entry of `key` whose version `admits` accepts.
@@ -246,13 +243,10 @@ impl TableReader {
     ) -> Result<Option<Entry>> {
         let mut i = self.block_for(key);
         while i < self.blocks.len() {
-            if self.read_window(i, 1, buf)? == 0 {
+            let Some(body) = self.checked_block(i, buf)? else {
                 break;
-            }
+            };
             let offset = self.blocks.start(i);
-            let body = checked_body(buf, self.seed, offset).ok_or_else(|| {
-                Error::corruption(&self.path, offset, "table block failed its checksum")
-            })?;
             for e in format::entry_refs(body) {
                 let e = e.ok_or_else(|| {
                     Error::corruption(&self.path, offset, "malformed table block")
