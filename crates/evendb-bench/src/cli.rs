@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Parser;
 
-use crate::engines::{EngineConfig, EngineKind};
+use crate::engines::{EngineConfig, EngineKind, PeerCompression};
 use crate::generator::{Distribution, ZipfItems};
 use crate::orchestrate::{run_in_child, LimitNote};
 use crate::report;
@@ -18,9 +18,21 @@ use crate::workload::Workload;
 #[derive(Parser, Debug, Clone)]
 #[command(name = "evendb-bench", version, about, long_about = None)]
 pub struct Args {
-    /// Engines to run, comma-separated (`all` = every engine in this build).
+    /// Engines to run, comma-separated: evendb, rocksdb (benchmark.sh's
+    /// leveled configuration), rocksdb-universal, rocksdb-default, fjall, or
+    /// `all` = every engine in this build.
     #[arg(long, value_delimiter = ',', default_value = "evendb")]
     pub engine: Vec<String>,
+    /// Make every acknowledged write durable in every engine (evendb
+    /// Durability::Sync, RocksDB WriteOptions::sync, fjall SyncData per
+    /// write); by default none syncs before acknowledging.
+    #[arg(long)]
+    pub sync: bool,
+    /// Compression of the peers' tables: `none` (parity with evendb, which
+    /// does not compress) or `recommended` (RocksDB: LZ4, ZSTD at the
+    /// bottommost level; fjall: its default).
+    #[arg(long, value_enum, default_value = "none")]
+    pub peer_compression: PeerCompression,
     /// Workloads to run in order on one loaded store, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "A")]
     pub workload: Vec<Workload>,
@@ -75,8 +87,9 @@ pub struct Args {
     /// from 1 GiB).
     #[arg(long, value_parser = crate::format::parse_size)]
     pub memory_limit: Option<u64>,
-    /// Cache budget for RocksDB's block cache and fjall's cache (default: a
-    /// quarter of --memory-limit, else each engine's default).
+    /// Memory budget B: evendb's memory budget, RocksDB's block cache (its
+    /// memtables get up to B more) and fjall's cache (default: a quarter of
+    /// --memory-limit, else evendb's default of 256 MiB).
     #[arg(long, value_parser = crate::format::parse_size)]
     pub cache_size: Option<u64>,
     /// Directory for the stores (default: the system temp dir).
@@ -113,18 +126,23 @@ impl Args {
     pub fn engines(&self) -> Result<Vec<EngineKind>> {
         let mut out = Vec::new();
         for name in &self.engine {
-            let kinds = match name.to_ascii_lowercase().as_str() {
-                "all" => EngineKind::all_available(),
-                "evendb" => vec![EngineKind::Evendb],
-                "rocksdb" => vec![EngineKind::Rocksdb],
-                "fjall" => vec![EngineKind::Fjall],
-                other => bail!("unknown engine `{other}` (evendb, rocksdb, fjall, all)"),
+            let kinds = match (
+                name.to_ascii_lowercase().as_str(),
+                EngineKind::from_name(name),
+            ) {
+                ("all", _) => EngineKind::all_available(),
+                (_, Some(kind)) => vec![kind],
+                (other, None) => bail!(
+                    "unknown engine `{other}` ({}, all)",
+                    EngineKind::ALL.map(EngineKind::name).join(", ")
+                ),
             };
             for k in kinds {
                 if !k.available() {
                     bail!(
-                        "this build has no `{0}` engine: rebuild with `--features {0}`",
-                        k.name()
+                        "this build has no `{}` engine: rebuild with `--features {}`",
+                        k.name(),
+                        k.feature().unwrap_or_default()
                     );
                 }
                 if !out.contains(&k) {
@@ -139,6 +157,8 @@ impl Args {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             cache_bytes: self.cache_size.or(self.memory_cap().map(|m| m / 4)),
+            sync: self.sync,
+            peer_compression: self.peer_compression,
         }
     }
 
@@ -297,10 +317,11 @@ fn single(args: &Args) -> Result<()> {
         }
     }
     let mut report = Report {
-        provenance: Provenance::collect(String::new()),
+        provenance: Provenance::collect(String::new()).with_engine_config(&args.engine_config()),
         ..Report::default()
     };
     run_jobs(args, jobs, &mut report)?;
+    print!("{}", report::header(&report));
     print!("{}", report::table(&report.results));
     if !report.provenance.memory_limit_note.is_empty() && args.memory_cap().is_some() {
         println!("\nmemory: {}", report.provenance.memory_limit_note);

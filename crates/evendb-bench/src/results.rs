@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::engines::{durability_pairing, EngineConfig, Setting};
+
 /// Latency summary of one operation kind, in microseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
@@ -41,6 +43,12 @@ pub struct RunResult {
     pub engine: String,
     /// Engine configuration in one line.
     pub engine_config: String,
+    /// Every option the harness set on the engine, with value and source.
+    #[serde(default)]
+    pub engine_settings: Vec<Setting>,
+    /// Whether every acknowledged write was durable (`--sync`).
+    #[serde(default)]
+    pub sync: bool,
     /// `load`, a YCSB workload letter, `stream-ingest` or `stream`.
     pub workload: String,
     pub distribution: String,
@@ -96,6 +104,30 @@ pub struct RunResult {
     /// field existed.
     #[serde(default)]
     pub engine_stats_delta: BTreeMap<String, u64>,
+}
+
+/// Operation kinds that write.
+pub const WRITE_OPS: [&str; 4] = ["put", "update", "insert", "rmw"];
+
+impl RunResult {
+    /// The phase's p99.9 latency in µs: the highest p99.9 of its operation
+    /// kinds; `None` when nothing was measured.
+    pub fn p999_us(&self) -> Option<f64> {
+        self.latency_us
+            .values()
+            .map(|l| l.p999)
+            .max_by(|a, b| a.total_cmp(b))
+    }
+
+    /// The slowest write of the phase in µs (puts, updates, inserts,
+    /// read-modify-writes); `None` when the phase wrote nothing.
+    pub fn worst_write_us(&self) -> Option<f64> {
+        self.latency_us
+            .iter()
+            .filter(|(op, l)| WRITE_OPS.contains(&op.as_str()) && l.count > 0)
+            .map(|(_, l)| l.max)
+            .max_by(|a, b| a.total_cmp(b))
+    }
 }
 
 /// Name prefixes of the engine figures that are counters (only grow while
@@ -176,6 +208,15 @@ pub struct Provenance {
     pub command: String,
     /// How `--memory-limit` was honoured.
     pub memory_limit_note: String,
+    /// `buffered` (the default pairing) or `sync` (`--sync`).
+    #[serde(default)]
+    pub durability_mode: String,
+    /// What an acknowledged write means in each engine in that mode.
+    #[serde(default)]
+    pub durability_pairing: String,
+    /// `--peer-compression`: `none` or `recommended`.
+    #[serde(default)]
+    pub peer_compression: String,
 }
 
 impl Provenance {
@@ -205,7 +246,16 @@ impl Provenance {
             kernel: read("/proc/sys/kernel/osrelease"),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             memory_limit_note,
+            ..Provenance::default()
         }
+    }
+
+    /// Records the durability mode and the peers' compression of `config`.
+    pub fn with_engine_config(mut self, config: &EngineConfig) -> Provenance {
+        self.durability_mode = config.durability_mode().to_string();
+        self.durability_pairing = durability_pairing(config.sync).to_string();
+        self.peer_compression = config.peer_compression.name().to_string();
+        self
     }
 }
 

@@ -669,6 +669,8 @@ where
     let mut r = RunResult {
         engine: store.kind.name().to_string(),
         engine_config: store.engine.describe(),
+        engine_settings: store.engine.settings(),
+        sync: job.config.sync,
         threads,
         key_size: store.key_size,
         value_size: store.value_size,

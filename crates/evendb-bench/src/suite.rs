@@ -9,9 +9,11 @@
 //!   Zipf-composite, D under Latest-simple, and P under Zipf-simple,
 //!   Zipf-composite and Uniform (E is E100). The analytics stream is
 //!   ingested at 2·M, then queried. Runs are timed (warm-up a quarter of
-//!   `--run-seconds`, default 8 s) so the total is predictable:
-//!   3 engines × (3 sizes × 18 runs × 10 s + stream) plus the loads, about
-//!   30-40 minutes on 2 cores; the estimate is printed up front.
+//!   `--run-seconds`, default 8 s) so the total is predictable: per
+//!   engine 3 sizes × 18 runs × 10 s + stream, plus the loads, about 10-13
+//!   minutes on 2 cores, so about an hour for the five engines of a full
+//!   build (evendb, the three RocksDB configurations, fjall); the estimate is
+//!   printed up front. Pick engines with `--engine` to shorten it.
 //!   `--memory-limit 0` sizes the data sets from 1 GiB but runs without a
 //!   cgroup.
 
@@ -77,7 +79,7 @@ pub fn run(args: &Args, name: &str) -> Result<()> {
     let record = (args.key_size + args.value_size) as u64;
     let started = Instant::now();
     let mut report = Report {
-        provenance: Provenance::collect(String::new()),
+        provenance: Provenance::collect(String::new()).with_engine_config(&args.engine_config()),
         ..Report::default()
     };
     let mut sections: Vec<(String, u64)> = Vec::new();
@@ -164,6 +166,7 @@ pub fn run(args: &Args, name: &str) -> Result<()> {
     report::write_timeline_csv(&out.join("timelines.csv"), &report.results)?;
     let md = report::markdown::suite(name, &args, &report, &sections, elapsed, &out)?;
     std::fs::write(out.join("report.md"), md)?;
+    print!("{}", report::header(&report));
     print!("{}", report::table(&report.results));
     println!(
         "\n{name} suite done in {:.0} s; report in {}",

@@ -72,6 +72,8 @@ fn the_counter_rule_matches_the_kinds_evendb_declares() {
         "estimate_num_keys",
         "total_sst_files_size",
         "num_running_compactions",
+        "block_cache_capacity",
+        "cur_size_all_mem_tables",
         "tables",
         "l0_tables",
         "bench_dataset_factor_x10",

@@ -1,16 +1,21 @@
-//! evendb, with its default options (buffered durability). Its memory budget
-//! (munks, row cache, filters, indexes) is the cache budget the peers get
-//! (`--cache-size`, or a quarter of `--memory-limit`), else evendb's default.
+//! evendb, with its default options: buffered durability unless `--sync`.
+//! Its memory budget (munks, row cache, filters, indexes) is the budget the
+//! peers get (`--cache-size`, or a quarter of `--memory-limit`), else
+//! evendb's default.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use evendb::Durability;
 
-use super::{Engine, EngineConfig, ScanSummary};
+use super::{Engine, EngineConfig, ScanSummary, Setting};
 
 /// The engine of this repository.
 pub struct EvenDb {
     db: evendb::Db,
+    durability: Durability,
+    /// Whether the budget came from the command line.
+    budget_set: bool,
 }
 
 impl EvenDb {
@@ -19,10 +24,30 @@ impl EvenDb {
         if let Some(budget) = Self::budget(config) {
             opts = opts.memory_budget(budget);
         }
+        let durability = if config.sync {
+            Durability::Sync
+        } else {
+            Durability::default()
+        };
+        opts = opts.durability(durability);
         let db = opts
             .open(path)
             .with_context(|| format!("opening evendb at {}", path.display()))?;
-        Ok(EvenDb { db })
+        Ok(EvenDb {
+            db,
+            durability,
+            budget_set: config.cache_bytes.is_some(),
+        })
+    }
+
+    fn durability_name(&self) -> String {
+        match self.durability {
+            Durability::Sync => "Sync".to_string(),
+            Durability::Buffered { sync_interval } => {
+                format!("Buffered, synced every {} ms", sync_interval.as_millis())
+            }
+            other => format!("{other:?}"),
+        }
     }
 
     /// The memory budget for `config`: the cache budget the peers get.
@@ -81,10 +106,38 @@ impl Engine for EvenDb {
     }
 
     fn describe(&self) -> String {
-        let s = self.db.stats();
         format!(
-            "evendb default options (buffered durability), memory budget {} MiB",
-            s.memory_budget >> 20
+            "evendb default options, durability {}, memory budget {}",
+            self.durability_name(),
+            crate::format::bytes(self.db.stats().memory_budget)
         )
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        vec![
+            Setting::new(
+                "memory_budget",
+                crate::format::bytes(self.db.stats().memory_budget),
+                if self.budget_set {
+                    "memory budget B (--cache-size, or --memory-limit / 4)"
+                } else {
+                    "evendb default"
+                },
+            ),
+            Setting::new(
+                "durability",
+                self.durability_name(),
+                if self.durability == Durability::Sync {
+                    "--sync"
+                } else {
+                    "evendb default"
+                },
+            ),
+            Setting::new(
+                "all other options",
+                "evendb defaults",
+                "evendb::Options::default()",
+            ),
+        ]
     }
 }

@@ -1,42 +1,68 @@
-//! fjall with its default options and the memory budget as its cache.
+//! fjall, configured for the memory budget as its documentation advises
+//! (see [`super::fjall_config`] for every option and its source): this file
+//! only applies a [`FjallPlan`].
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::config::CompressionPolicy;
+use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
-use super::{Engine, EngineConfig, ScanSummary};
+use super::fjall_config::FjallPlan;
+use super::{Engine, EngineConfig, PeerCompression, ScanSummary, Setting};
 
 /// fjall, one keyspace.
 pub struct Fjall {
     db: Database,
     keyspace: Keyspace,
-    describe: String,
+    plan: FjallPlan,
 }
 
 impl Fjall {
     pub fn open(path: &Path, config: &EngineConfig) -> Result<Self> {
-        let mut builder = Database::builder(path);
-        let mut describe = String::from("fjall default options");
-        if let Some(bytes) = config.cache_bytes {
-            builder = builder.cache_size(bytes);
-            describe.push_str(&format!(", cache {}", crate::format::bytes(bytes)));
+        let plan = FjallPlan::new(config);
+        let mut builder = Database::builder(path)
+            .cache_size(plan.cache_bytes)
+            .max_journaling_size(plan.max_journaling_size);
+        if plan.compression == PeerCompression::None {
+            builder = builder.journal_compression(CompressionType::None);
         }
         let db = builder
             .open()
             .with_context(|| format!("opening fjall at {}", path.display()))?;
-        let keyspace = db.keyspace("bench", KeyspaceCreateOptions::default)?;
-        Ok(Fjall {
-            db,
-            keyspace,
-            describe,
-        })
+        let keyspace = db.keyspace("bench", || {
+            let opts = KeyspaceCreateOptions::default().max_memtable_size(plan.max_memtable_size);
+            match plan.compression {
+                PeerCompression::None => opts
+                    .data_block_compression_policy(CompressionPolicy::all(CompressionType::None)),
+                PeerCompression::Recommended => opts,
+            }
+        })?;
+        Ok(Fjall { db, keyspace, plan })
+    }
+
+    /// Writes one change: through the keyspace (journal flushed to OS
+    /// buffers, fjall's default) or, with `--sync`, as a write batch of one
+    /// committed with `PersistMode::SyncData`.
+    fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        if self.plan.sync {
+            let mut batch = self.db.batch().durability(Some(PersistMode::SyncData));
+            match value {
+                Some(v) => batch.insert(&self.keyspace, key, v),
+                None => batch.remove(&self.keyspace, key),
+            }
+            return Ok(batch.commit()?);
+        }
+        match value {
+            Some(v) => Ok(self.keyspace.insert(key, v)?),
+            None => Ok(self.keyspace.remove(key)?),
+        }
     }
 }
 
 impl Engine for Fjall {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.keyspace.insert(key, value)?)
+        self.write(key, Some(value))
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -44,7 +70,7 @@ impl Engine for Fjall {
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
-        Ok(self.keyspace.remove(key)?)
+        self.write(key, None)
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
@@ -89,6 +115,10 @@ impl Engine for Fjall {
     }
 
     fn describe(&self) -> String {
-        self.describe.clone()
+        self.plan.summary()
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        self.plan.settings()
     }
 }

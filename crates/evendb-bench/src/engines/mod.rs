@@ -2,17 +2,45 @@
 //!
 //! Adding an engine is one file here: implement [`Engine`], add a variant to
 //! [`EngineKind`] and a line to [`open`]. Peer engines sit behind cargo
-//! features so that the default build never compiles them.
+//! features so that the default build never compiles them; what each peer
+//! configuration sets is plain data ([`rocksdb_config`], [`fjall_config`])
+//! that every build compiles, so that tests and reports can check it.
+//!
+//! # Memory sizing rule
+//!
+//! Every engine gets one memory budget `B` ([`EngineConfig::budget`]): the
+//! `--cache-size`, else a quarter of `--memory-limit`, else evendb's default
+//! budget ([`DEFAULT_BUDGET`]). evendb spends all of `B` on munks, row
+//! cache, filters and indexes. The tuned RocksDB configurations give `B` to
+//! the block cache (which also holds index and filter blocks) and up to `B`
+//! more to memtables; fjall gives `B` to its cache and bounds its unflushed
+//! memtables by `B` through its journal limit. Each peer thus has at most
+//! twice evendb's memory (half the cap with a cap), erring in the peer's
+//! favour, and the rest of the cap stays for the page cache.
+//!
+//! # Durability pairing
+//!
+//! By default, writes are acknowledged before they are on stable storage in
+//! every engine: evendb syncs its logs every 100 ms (`Durability::Buffered`),
+//! RocksDB writes its WAL to the OS on every put without fsync
+//! (`WriteOptions::sync = false`) and fjall flushes its journal to OS buffers
+//! on every write (`PersistMode::Buffer`, its default). With `--sync` every
+//! acknowledged write is durable in every engine: evendb `Durability::Sync`,
+//! RocksDB `WriteOptions::sync = true`, fjall a write batch per write
+//! committed with `PersistMode::SyncData`. All three use `fdatasync`.
 
 use std::path::Path;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 mod evendb;
 #[cfg(feature = "fjall")]
 mod fjall;
+pub mod fjall_config;
 #[cfg(feature = "rocksdb")]
 mod rocksdb;
+pub mod rocksdb_config;
 
 /// What a scan returned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,6 +49,26 @@ pub struct ScanSummary {
     pub records: usize,
     /// Key and value bytes visited.
     pub bytes: usize,
+}
+
+/// One option an engine was opened with: its name in the engine's own
+/// terms, the value, and where the value comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    pub option: String,
+    pub value: String,
+    pub source: String,
+}
+
+impl Setting {
+    /// A setting from three displayable parts.
+    pub fn new(option: &str, value: impl ToString, source: &str) -> Setting {
+        Setting {
+            option: option.to_string(),
+            value: value.to_string(),
+            source: source.to_string(),
+        }
+    }
 }
 
 /// One key-value store under test. Implementations are shared by all worker
@@ -43,56 +91,167 @@ pub trait Engine: Send + Sync {
     }
     /// One line describing the configuration used, for reports.
     fn describe(&self) -> String;
+    /// Every option this harness set, with its value and source.
+    fn settings(&self) -> Vec<Setting> {
+        Vec::new()
+    }
 }
 
 /// Engines known to the harness (whether or not this build includes them).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
 pub enum EngineKind {
     /// The engine of this repository.
     Evendb,
-    /// RocksDB through the `rocksdb` crate (cargo feature `rocksdb`).
+    /// RocksDB as its `tools/benchmark.sh` configures leveled compaction,
+    /// scaled to the memory budget (cargo feature `rocksdb`).
     Rocksdb,
+    /// RocksDB as `tools/benchmark.sh` configures universal compaction
+    /// (cargo feature `rocksdb`).
+    RocksdbUniversal,
+    /// RocksDB's defaults plus a block cache of the budget: the reference
+    /// configuration of earlier reports (cargo feature `rocksdb`).
+    RocksdbDefault,
     /// fjall, a pure-Rust LSM store (cargo feature `fjall`).
     Fjall,
 }
 
 impl EngineKind {
-    /// The lower-case name used on the command line and in reports.
+    /// Every engine, in report order.
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Evendb,
+        EngineKind::Rocksdb,
+        EngineKind::RocksdbUniversal,
+        EngineKind::RocksdbDefault,
+        EngineKind::Fjall,
+    ];
+
+    /// The name used on the command line, in reports and in the JSON.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Evendb => "evendb",
             EngineKind::Rocksdb => "rocksdb",
+            EngineKind::RocksdbUniversal => "rocksdb-universal",
+            EngineKind::RocksdbDefault => "rocksdb-default",
             EngineKind::Fjall => "fjall",
+        }
+    }
+
+    /// The engine called `name` (case-insensitive), if any.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        let name = name.to_ascii_lowercase();
+        EngineKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether this is one of the RocksDB configurations.
+    pub fn is_rocksdb(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Rocksdb | EngineKind::RocksdbUniversal | EngineKind::RocksdbDefault
+        )
+    }
+
+    /// The cargo feature that brings the engine in, if it needs one.
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Evendb => None,
+            EngineKind::Rocksdb | EngineKind::RocksdbUniversal | EngineKind::RocksdbDefault => {
+                Some("rocksdb")
+            }
+            EngineKind::Fjall => Some("fjall"),
         }
     }
 
     /// Whether this build can open the engine.
     pub fn available(self) -> bool {
-        match self {
-            EngineKind::Evendb => true,
-            EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
-            EngineKind::Fjall => cfg!(feature = "fjall"),
+        match self.feature() {
+            None => true,
+            Some("rocksdb") => cfg!(feature = "rocksdb"),
+            Some(_) => cfg!(feature = "fjall"),
         }
     }
 
     /// Every engine this build includes.
     pub fn all_available() -> Vec<EngineKind> {
-        [EngineKind::Evendb, EngineKind::Rocksdb, EngineKind::Fjall]
+        EngineKind::ALL
             .into_iter()
             .filter(|e| e.available())
             .collect()
     }
 }
 
+/// Whether the peers compress their tables.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerCompression {
+    /// No compression anywhere: parity with evendb, which does not compress.
+    #[default]
+    None,
+    /// RocksDB's recommended setting (LZ4 on upper levels, ZSTD at the
+    /// bottommost level); fjall's own default (LZ4 from L2 down).
+    Recommended,
+}
+
+impl PeerCompression {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerCompression::None => "none",
+            PeerCompression::Recommended => "recommended",
+        }
+    }
+}
+
+/// evendb's default memory budget (`evendb::Options::memory_budget`), the
+/// budget every engine gets when the command line sets none. A test checks
+/// it against evendb.
+pub const DEFAULT_BUDGET: u64 = 256 << 20;
+
 /// Settings shared by all engines.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct EngineConfig {
-    /// Block/row cache budget in bytes for engines that take one; `None`
-    /// keeps each engine's default.
+    /// Memory budget in bytes (evendb's budget, the peers' cache); `None`
+    /// when the command line set none (see [`EngineConfig::budget`]).
     pub cache_bytes: Option<u64>,
+    /// Every acknowledged write durable (`--sync`).
+    #[serde(default)]
+    pub sync: bool,
+    /// Whether the peers compress (`--peer-compression`).
+    #[serde(default)]
+    pub peer_compression: PeerCompression,
+}
+
+impl EngineConfig {
+    /// The memory budget `B` of the sizing rule (see the module docs).
+    pub fn budget(&self) -> u64 {
+        self.cache_bytes.unwrap_or(DEFAULT_BUDGET)
+    }
+
+    /// The durability mode, as reports name it.
+    pub fn durability_mode(&self) -> &'static str {
+        if self.sync {
+            "sync"
+        } else {
+            "buffered"
+        }
+    }
+}
+
+/// How each engine treats an acknowledged write in the mode `sync`, as
+/// stated in every report.
+pub fn durability_pairing(sync: bool) -> &'static str {
+    if sync {
+        "--sync: every acknowledged write is durable (fdatasync before the write returns) in every engine: evendb Durability::Sync; RocksDB WriteOptions::sync = true on every put and delete; fjall one write batch per write, committed with PersistMode::SyncData"
+    } else {
+        "default: no engine syncs before acknowledging a write. evendb Durability::Buffered, logs synced every 100 ms (a crash may lose the last 100 ms); RocksDB WAL on, written to the OS on every put, never fsynced by a put (WriteOptions::sync = false); fjall journal flushed to OS buffers on every write (PersistMode::Buffer, its default). Run with --sync for durable acknowledged writes everywhere"
+    }
+}
+
+/// The cores the machine offers this process, at least 1.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Opens (creating if needed) an engine of `kind` in the directory `path`.
@@ -100,13 +259,16 @@ pub fn open(kind: EngineKind, path: &Path, config: &EngineConfig) -> Result<Box<
     match kind {
         EngineKind::Evendb => Ok(Box::new(evendb::EvenDb::open(path, config)?)),
         #[cfg(feature = "rocksdb")]
-        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksDb::open(path, config)?)),
+        EngineKind::Rocksdb | EngineKind::RocksdbUniversal | EngineKind::RocksdbDefault => {
+            Ok(Box::new(rocksdb::RocksDb::open(kind, path, config)?))
+        }
         #[cfg(feature = "fjall")]
         EngineKind::Fjall => Ok(Box::new(fjall::Fjall::open(path, config)?)),
         #[allow(unreachable_patterns)]
         other => anyhow::bail!(
-            "this build has no `{0}` engine: rebuild with `--features {0}`",
-            other.name()
+            "this build has no `{}` engine: rebuild with `--features {}`",
+            other.name(),
+            other.feature().unwrap_or_default()
         ),
     }
 }

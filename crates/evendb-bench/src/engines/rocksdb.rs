@@ -1,39 +1,132 @@
-//! RocksDB with its default options, its write-ahead log on (evendb logs
-//! every put too), and the memory budget given to the block cache.
+//! RocksDB through the `rocksdb` crate, in one of three configurations
+//! (see [`super::rocksdb_config`] for what each sets and why): this file
+//! only applies a [`RocksPlan`].
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use rocksdb::{BlockBasedOptions, Cache, Direction, IteratorMode, Options, ReadOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Direction, IteratorMode,
+    LruCacheOptions, Options, ReadOptions, UniversalCompactOptions, WriteOptions, DB,
+};
 
-use super::{Engine, EngineConfig, ScanSummary};
+use super::rocksdb_config::{RocksPlan, RocksProfile, Style, Tuned};
+use super::{Engine, EngineConfig, EngineKind, ScanSummary, Setting};
 
 /// RocksDB through the `rocksdb` crate.
 pub struct RocksDb {
     db: DB,
-    describe: String,
+    /// Used by every put and delete (`sync` per the plan).
+    write: WriteOptions,
+    plan: RocksPlan,
 }
 
 impl RocksDb {
-    pub fn open(path: &Path, config: &EngineConfig) -> Result<Self> {
-        let mut opts = Options::default();
-        opts.create_if_missing(true);
-        let mut describe = String::from("RocksDB default options, WAL on");
-        if let Some(bytes) = config.cache_bytes {
-            let mut table = BlockBasedOptions::default();
-            table.set_block_cache(&Cache::new_lru_cache(bytes as usize));
-            opts.set_block_based_table_factory(&table);
-            describe.push_str(&format!(", block cache {}", crate::format::bytes(bytes)));
-        }
+    pub fn open(kind: EngineKind, path: &Path, config: &EngineConfig) -> Result<Self> {
+        let profile = RocksProfile::of(kind)
+            .with_context(|| format!("`{}` is not a RocksDB engine", kind.name()))?;
+        let plan = RocksPlan::new(profile, config, super::cores());
+        let opts = options(&plan);
         let db = DB::open(&opts, path)
             .with_context(|| format!("opening RocksDB at {}", path.display()))?;
-        Ok(RocksDb { db, describe })
+        let mut write = WriteOptions::default();
+        write.set_sync(plan.sync);
+        Ok(RocksDb { db, write, plan })
+    }
+}
+
+/// The RocksDB options of `plan`.
+fn options(plan: &RocksPlan) -> Options {
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    let mut table = BlockBasedOptions::default();
+    let mut custom_table = false;
+    if let Some(bytes) = plan.block_cache_bytes {
+        let cache = match &plan.tuned {
+            Some(t) => {
+                let mut lru = LruCacheOptions::default();
+                lru.set_capacity(bytes as usize);
+                lru.set_num_shard_bits(t.cache_num_shard_bits);
+                Cache::new_lru_cache_opts(&lru)
+            }
+            None => Cache::new_lru_cache(bytes as usize),
+        };
+        table.set_block_cache(&cache);
+        custom_table = true;
+    }
+    if let Some(t) = &plan.tuned {
+        tuned(&mut opts, &mut table, t);
+        custom_table = true;
+    }
+    if custom_table {
+        opts.set_block_based_table_factory(&table);
+    }
+    match plan.compression {
+        super::PeerCompression::None => {
+            opts.set_compression_type(DBCompressionType::None);
+            opts.set_bottommost_compression_type(DBCompressionType::None);
+        }
+        super::PeerCompression::Recommended => {
+            opts.set_compression_type(DBCompressionType::Lz4);
+            opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+        }
+    }
+    opts
+}
+
+fn tuned(opts: &mut Options, table: &mut BlockBasedOptions, t: &Tuned) {
+    table.set_block_size(t.block_size);
+    table.set_bloom_filter(t.bloom_bits_per_key, false);
+    table.set_cache_index_and_filter_blocks(t.cache_index_and_filter_blocks);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(t.pin_l0_filter_and_index_blocks_in_cache);
+    opts.set_bytes_per_sync(t.bytes_per_sync);
+    opts.set_write_buffer_size(t.write_buffer_size as usize);
+    opts.set_max_write_buffer_number(t.max_write_buffer_number);
+    opts.set_target_file_size_base(t.target_file_size_base);
+    opts.set_max_bytes_for_level_base(t.max_bytes_for_level_base);
+    opts.set_max_bytes_for_level_multiplier(t.max_bytes_for_level_multiplier);
+    opts.set_level_zero_file_num_compaction_trigger(t.level0_file_num_compaction_trigger);
+    opts.set_level_zero_slowdown_writes_trigger(t.level0_slowdown_writes_trigger);
+    opts.set_level_zero_stop_writes_trigger(t.level0_stop_writes_trigger);
+    opts.set_max_background_jobs(t.max_background_jobs);
+    opts.set_max_subcompactions(t.max_subcompactions);
+    opts.set_max_open_files(t.max_open_files);
+    opts.set_delete_obsolete_files_period_micros(t.delete_obsolete_files_period_micros);
+    match &t.style {
+        Style::Leveled {
+            num_levels,
+            level_compaction_dynamic_level_bytes,
+        } => {
+            opts.set_compaction_style(DBCompactionStyle::Level);
+            opts.set_num_levels(*num_levels);
+            opts.set_level_compaction_dynamic_level_bytes(*level_compaction_dynamic_level_bytes);
+        }
+        Style::Universal {
+            num_levels,
+            size_ratio,
+            min_merge_width,
+            max_merge_width,
+            max_size_amplification_percent,
+            compression_size_percent,
+            // RocksDB's default, not settable through the crate.
+            allow_trivial_move: _,
+        } => {
+            opts.set_compaction_style(DBCompactionStyle::Universal);
+            opts.set_num_levels(*num_levels);
+            let mut u = UniversalCompactOptions::default();
+            u.set_size_ratio(*size_ratio);
+            u.set_min_merge_width(*min_merge_width);
+            u.set_max_merge_width(*max_merge_width);
+            u.set_max_size_amplification_percent(*max_size_amplification_percent);
+            u.set_compression_size_percent(*compression_size_percent);
+            opts.set_universal_compaction_options(&u);
+        }
     }
 }
 
 impl Engine for RocksDb {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.db.put(key, value)?)
+        Ok(self.db.put_opt(key, value, &self.write)?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -41,7 +134,7 @@ impl Engine for RocksDb {
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
-        Ok(self.db.delete(key)?)
+        Ok(self.db.delete_opt(key, &self.write)?)
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
@@ -73,6 +166,8 @@ impl Engine for RocksDb {
             "rocksdb.estimate-num-keys",
             "rocksdb.total-sst-files-size",
             "rocksdb.num-running-compactions",
+            "rocksdb.block-cache-capacity",
+            "rocksdb.cur-size-all-mem-tables",
         ] {
             if let Ok(Some(v)) = self.db.property_int_value(name) {
                 out.push((name.trim_start_matches("rocksdb.").replace('-', "_"), v));
@@ -82,6 +177,10 @@ impl Engine for RocksDb {
     }
 
     fn describe(&self) -> String {
-        self.describe.clone()
+        self.plan.summary()
+    }
+
+    fn settings(&self) -> Vec<Setting> {
+        self.plan.settings()
     }
 }

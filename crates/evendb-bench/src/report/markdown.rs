@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::Args;
 use crate::format;
-use crate::report::Served;
+use crate::report::{best, configurations, Served};
 use crate::results::{Report, RunResult};
 
 fn engines(results: &[&RunResult]) -> Vec<String> {
@@ -82,6 +82,7 @@ fn section(out: &mut String, results: &[&RunResult]) {
         }
         out.push('\n');
     }
+    out.push_str(&best::markdown(results));
     // Amplification and resources.
     let _ = writeln!(
         out,
@@ -146,6 +147,23 @@ pub fn served_table(results: &[&RunResult]) -> String {
     out
 }
 
+/// "Engine configurations": per engine its one-line summary and a table of
+/// every option set, with value and source.
+pub fn engine_configurations(results: &[RunResult]) -> String {
+    let mut out = String::from("\n## Engine configurations\n");
+    for (engine, summary, settings) in configurations(results) {
+        let _ = writeln!(out, "\n**{engine}**: {summary}\n");
+        if settings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "| option | value | source |\n|---|---|---|");
+        for s in settings {
+            let _ = writeln!(out, "| `{}` | {} | {} |", s.option, s.value, s.source);
+        }
+    }
+    out
+}
+
 /// Renders the suite report and writes its plots into `dir`.
 pub fn suite(
     name: &str,
@@ -160,7 +178,7 @@ pub fn suite(
     let _ = writeln!(out, "# evendb-bench `{name}` suite\n");
     let _ = writeln!(
         out,
-        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- wall time: {:.0} s\n- command: `{}`",
+        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- durability: **{}**: {}\n- peer compression: **{}** (parity: the peers compress exactly when evendb does; evendb does not compress)\n- wall time: {:.0} s\n- command: `{}`",
         p.cpus,
         format::bytes(p.memory_bytes),
         p.kernel,
@@ -174,23 +192,13 @@ pub fn suite(
             crate::generator::ZipfItems::Dataset => "the record count (C++ YCSB, as in the paper)",
         },
         p.memory_limit_note,
+        p.durability_mode,
+        p.durability_pairing,
+        p.peer_compression,
         elapsed,
         p.command
     );
-    let configs: Vec<String> = {
-        let mut c: Vec<String> = Vec::new();
-        for r in &report.results {
-            let line = format!("{}: {}", r.engine, r.engine_config);
-            if !c.contains(&line) {
-                c.push(line);
-            }
-        }
-        c
-    };
-    let _ = writeln!(out, "\nEngine configurations:\n");
-    for c in &configs {
-        let _ = writeln!(out, "- {c}");
-    }
+    out.push_str(&engine_configurations(&report.results));
     let _ = writeln!(
         out,
         "\nWrite amplification is the bytes the engine's process wrote to the device (`/proc/self/io`) divided by the key and value bytes the workload wrote; space amplification is the bytes on disk at the end of the phase divided by live records × (key + value). Each engine runs in a child process of its own."

@@ -1,6 +1,7 @@
 //! Output: the stdout table, JSON, CSV timelines, SVG plots and the suite's
 //! markdown report.
 
+pub mod best;
 pub mod markdown;
 pub mod svg;
 
@@ -9,15 +10,69 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::engines::Setting;
 use crate::format;
 use crate::results::{Report, RunResult};
 
-/// The table printed after a run: one line per phase, then latencies.
+/// Each engine's configuration as the results carry it: name, one-line
+/// summary and every option set, in order of first appearance.
+pub fn configurations(results: &[RunResult]) -> Vec<(&str, &str, &[Setting])> {
+    let mut out: Vec<(&str, &str, &[Setting])> = Vec::new();
+    for r in results {
+        let c = (
+            r.engine.as_str(),
+            r.engine_config.as_str(),
+            r.engine_settings.as_slice(),
+        );
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The header printed before the table: durability mode and pairing, the
+/// peers' compression and every engine's full option set.
+pub fn header(report: &Report) -> String {
+    let p = &report.provenance;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "durability: {} ({})",
+        p.durability_mode, p.durability_pairing
+    );
+    let _ = writeln!(
+        out,
+        "peer compression: {} (parity: the peers compress exactly when evendb does; evendb does not compress)",
+        p.peer_compression
+    );
+    let _ = writeln!(out, "engine configurations:");
+    for (engine, summary, settings) in configurations(&report.results) {
+        let _ = writeln!(out, "  {engine}: {summary}");
+        let width = settings
+            .iter()
+            .map(|s| s.option.chars().count())
+            .max()
+            .unwrap_or(0);
+        for s in settings {
+            let _ = writeln!(
+                out,
+                "    {:<width$} = {}   [{}]",
+                s.option, s.value, s.source
+            );
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The table printed after a run: one line per phase, then latencies, the
+/// best RocksDB configuration per phase and where evendb served its gets.
 pub fn table(results: &[RunResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<8} {:<14} {:<15} {:>10} {:>12} {:>8} {:>7} {:>7} {:>8} {:>9}",
+        "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8} {:>7} {:>7} {:>8} {:>9}",
         "engine",
         "workload",
         "distribution",
@@ -32,7 +87,7 @@ pub fn table(results: &[RunResult]) -> String {
     for r in results {
         let _ = writeln!(
             out,
-            "{:<8} {:<14} {:<15} {:>10} {:>12} {:>8.1} {:>7} {:>7} {:>8.1} {:>9}",
+            "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8.1} {:>7} {:>7} {:>8.1} {:>9}",
             r.engine,
             r.workload,
             r.distribution,
@@ -48,7 +103,7 @@ pub fn table(results: &[RunResult]) -> String {
     let _ = writeln!(out, "\nlatency (µs)");
     let _ = writeln!(
         out,
-        "{:<8} {:<14} {:<15} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "{:<17} {:<14} {:<15} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "engine",
         "workload",
         "distribution",
@@ -65,7 +120,7 @@ pub fn table(results: &[RunResult]) -> String {
         for (op, l) in &r.latency_us {
             let _ = writeln!(
                 out,
-                "{:<8} {:<14} {:<15} {:<7} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
+                "{:<17} {:<14} {:<15} {:<7} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
                 r.engine,
                 r.workload,
                 r.distribution,
@@ -80,6 +135,8 @@ pub fn table(results: &[RunResult]) -> String {
             );
         }
     }
+    let refs: Vec<&RunResult> = results.iter().collect();
+    out.push_str(&best::text(&refs));
     let served: Vec<(&RunResult, Served)> = results
         .iter()
         .filter_map(|r| Served::of(r).map(|s| (r, s)))
