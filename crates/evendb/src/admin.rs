@@ -248,8 +248,14 @@ impl Db {
         }
         // The copy's epoch is whole up to its cut: its checkpoint says so,
         // so opening it cuts nothing more.
-        let (checkpoint, _, _) = CheckpointFile::open(st, dest)?;
-        checkpoint.record(manifest.epoch, last_version(manifest.epoch))?;
+        CheckpointFile::create(st, dest)?;
+        let opened = CheckpointFile::open(st, dest, manifest.store)?;
+        opened.file.record(
+            manifest.epoch,
+            last_version(manifest.epoch),
+            manifest.generation,
+            &Default::default(),
+        )?;
         manifest.store(st, dest)?;
         Ok(cut)
     }

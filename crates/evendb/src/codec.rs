@@ -13,13 +13,172 @@ pub(crate) enum FileKind {
     Checkpoint = 4,
 }
 
-/// The checksum seed of one file: crc32c over a tag, the kind and the number.
-pub(crate) fn seed(kind: FileKind, file_number: u64) -> u32 {
-    let mut tag = [0u8; 15];
+/// The checksum seed of one file: crc32c over a tag, the store's id, the
+/// file's kind and its number. A block or record copied from another store,
+/// another kind of file or another file fails its check.
+pub(crate) fn seed(store: StoreId, kind: FileKind, file_number: u64) -> u32 {
+    let mut tag = [0u8; 23];
     tag[..6].copy_from_slice(b"evendb");
-    tag[6] = kind as u8;
-    tag[7..].copy_from_slice(&file_number.to_le_bytes());
+    tag[6..14].copy_from_slice(&store.0.to_le_bytes());
+    tag[14] = kind as u8;
+    tag[15..].copy_from_slice(&file_number.to_le_bytes());
     crc32c::crc32c(&tag)
+}
+
+/// The random identity of a store, drawn when it is created and written in
+/// the header of every file it owns (and into every checksum seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub(crate) struct StoreId(pub u64);
+
+impl StoreId {
+    /// A new random, non-zero id.
+    pub fn random() -> StoreId {
+        use std::hash::{BuildHasher, Hasher};
+        // `RandomState` is keyed from the operating system's randomness.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        StoreId(h.finish().max(1))
+    }
+}
+
+impl std::fmt::Display for StoreId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// Byte map of the header that opens every table and log file (all
+/// integers little-endian):
+///
+/// ```text
+///  0  magic u64 = FILE_MAGIC
+///  8  format_version u32 = FILE_FORMAT_VERSION
+/// 12  kind u8 | reserved 3 bytes = 0
+/// 16  store_id u64
+/// 24  file_number u64
+/// 32  generation u64       the MANIFEST generation durable when the file
+///                          was created
+/// 40  reserved u32 = 0
+/// 44  crc u32 = crc32c(seed(store_id, kind, file_number), bytes 0..44)
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileHeader {
+    pub kind: FileKind,
+    pub store: StoreId,
+    pub number: u64,
+    pub generation: u64,
+}
+
+pub(crate) const FILE_MAGIC: u64 = u64::from_le_bytes(*b"EVNFILE3");
+pub(crate) const FILE_FORMAT_VERSION: u32 = 3;
+pub(crate) const FILE_HEADER_LEN: usize = 48;
+
+/// Why a file header was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeaderError {
+    /// Shorter than a header, or not an evendb file header at all.
+    Unreadable(&'static str),
+    /// A whole, valid header, but of another store, kind or file.
+    Foreign(String),
+    /// Written by a newer format.
+    Newer(u32),
+}
+
+impl FileHeader {
+    pub fn encode(&self) -> [u8; FILE_HEADER_LEN] {
+        let mut out = Vec::with_capacity(FILE_HEADER_LEN);
+        out.put_u64(FILE_MAGIC);
+        out.put_u32(FILE_FORMAT_VERSION);
+        out.extend_from_slice(&[self.kind as u8, 0, 0, 0]);
+        out.put_u64(self.store.0);
+        out.put_u64(self.number);
+        out.put_u64(self.generation);
+        out.put_u32(0);
+        let crc = checksum(seed(self.store, self.kind, self.number), &out);
+        out.put_u32(crc);
+        let mut fixed = [0u8; FILE_HEADER_LEN];
+        fixed.copy_from_slice(&out);
+        fixed
+    }
+
+    /// Decodes a header without expectations (for listing unknown files).
+    pub fn decode(bytes: &[u8]) -> Result<FileHeader, HeaderError> {
+        let mut d = Decoder::new(bytes);
+        if d.u64() != Some(FILE_MAGIC) {
+            return Err(HeaderError::Unreadable("no evendb file header"));
+        }
+        let version = d.u32().ok_or(HeaderError::Unreadable("short header"))?;
+        if version > FILE_FORMAT_VERSION {
+            return Err(HeaderError::Newer(version));
+        }
+        let kind = match d.u8() {
+            Some(2) => FileKind::Table,
+            Some(3) => FileKind::Log,
+            _ => return Err(HeaderError::Unreadable("unknown file kind")),
+        };
+        let _ = d.bytes(3);
+        let store = StoreId(d.u64().ok_or(HeaderError::Unreadable("short header"))?);
+        let number = d.u64().ok_or(HeaderError::Unreadable("short header"))?;
+        let generation = d.u64().ok_or(HeaderError::Unreadable("short header"))?;
+        let _ = d.u32();
+        let crc = d.u32().ok_or(HeaderError::Unreadable("short header"))?;
+        let covered = bytes
+            .get(..FILE_HEADER_LEN - 4)
+            .ok_or(HeaderError::Unreadable("short header"))?;
+        if checksum(seed(store, kind, number), covered) != crc {
+            return Err(HeaderError::Unreadable("file header failed its checksum"));
+        }
+        Ok(FileHeader {
+            kind,
+            store,
+            number,
+            generation,
+        })
+    }
+
+    /// Decodes a header and checks that it names `store`, `kind` and
+    /// `number`.
+    pub fn check(
+        bytes: &[u8],
+        store: StoreId,
+        kind: FileKind,
+        number: u64,
+    ) -> Result<FileHeader, HeaderError> {
+        let h = Self::decode(bytes)?;
+        if h.store != store {
+            return Err(HeaderError::Foreign(format!(
+                "file belongs to store {}, not to this store {store}",
+                h.store
+            )));
+        }
+        if h.kind != kind || h.number != number {
+            return Err(HeaderError::Foreign(format!(
+                "file header names {:?} file {}, not {kind:?} file {number}",
+                h.kind, h.number
+            )));
+        }
+        Ok(h)
+    }
+}
+
+impl HeaderError {
+    /// The typed error for `path`.
+    pub fn into_error(self, path: &std::path::Path) -> crate::error::Error {
+        match self {
+            HeaderError::Unreadable(d) => crate::error::Error::corruption(path, 0, d),
+            HeaderError::Foreign(d) => crate::error::Error::corruption(path, 0, d),
+            HeaderError::Newer(found) => crate::error::Error::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found,
+                supported: FILE_FORMAT_VERSION,
+            },
+        }
+    }
 }
 
 /// crc32c of `data`, continuing from `seed`.
@@ -95,8 +254,48 @@ mod tests {
 
     #[test]
     fn seeds_differ_by_kind_and_number() {
-        assert_ne!(seed(FileKind::Table, 1), seed(FileKind::Log, 1));
-        assert_ne!(seed(FileKind::Table, 1), seed(FileKind::Table, 2));
+        let s = StoreId(7);
+        assert_ne!(seed(s, FileKind::Table, 1), seed(s, FileKind::Log, 1));
+        assert_ne!(seed(s, FileKind::Table, 1), seed(s, FileKind::Table, 2));
+        assert_ne!(
+            seed(s, FileKind::Table, 1),
+            seed(StoreId(8), FileKind::Table, 1)
+        );
+    }
+
+    #[test]
+    fn a_file_header_names_its_store_kind_and_number() {
+        let h = FileHeader {
+            kind: FileKind::Log,
+            store: StoreId(11),
+            number: 5,
+            generation: 9,
+        };
+        let bytes = h.encode();
+        assert_eq!(
+            FileHeader::check(&bytes, StoreId(11), FileKind::Log, 5),
+            Ok(h)
+        );
+        assert!(matches!(
+            FileHeader::check(&bytes, StoreId(12), FileKind::Log, 5),
+            Err(HeaderError::Foreign(_))
+        ));
+        assert!(matches!(
+            FileHeader::check(&bytes, StoreId(11), FileKind::Table, 5),
+            Err(HeaderError::Foreign(_))
+        ));
+        assert!(matches!(
+            FileHeader::check(&bytes, StoreId(11), FileKind::Log, 6),
+            Err(HeaderError::Foreign(_))
+        ));
+        for i in 0..bytes.len() {
+            let mut bad = bytes;
+            bad[i] ^= 0x10;
+            assert!(
+                FileHeader::check(&bad, StoreId(11), FileKind::Log, 5).is_err(),
+                "flip at {i}"
+            );
+        }
     }
 
     #[test]

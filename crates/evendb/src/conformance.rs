@@ -119,16 +119,20 @@ fn fs() -> MemFs {
 }
 
 fn write_table(fs: &MemFs, number: u64, entries: &[Entry]) -> Arc<TableReader> {
-    let mut w = TableWriter::create(fs, Path::new(DIR), number, 256).unwrap();
+    let mut w = TableWriter::create(fs, Path::new(DIR), number, STORE, 1, 256).unwrap();
     for e in entries {
         w.add(e).unwrap();
     }
     w.finish().unwrap();
-    Arc::new(TableReader::open(fs, Path::new(DIR), number).unwrap())
+    Arc::new(TableReader::open(fs, Path::new(DIR), number, STORE).unwrap())
 }
+
+const STORE: crate::codec::StoreId = crate::codec::StoreId(0xc0);
 
 fn log_config() -> LogConfig {
     LogConfig {
+        store: STORE,
+        durable: Arc::default(),
         // Small parts, so a log spans many filters.
         part_bytes: 512,
         budget: Arc::new(MemoryBudget::new(1 << 30)),
@@ -138,7 +142,7 @@ fn log_config() -> LogConfig {
 /// Appends `entries` to a new segment; counters come from the segment
 /// (increasing in write order, as in the engine).
 fn write_log(fs: &MemFs, number: u64, entries: &[Entry]) {
-    let log = LogSegment::create(fs, Path::new(DIR), number, &log_config()).unwrap();
+    let log = LogSegment::create(fs, Path::new(DIR), number, 1, &log_config()).unwrap();
     let counter = AtomicU64::new(entries.first().map_or(0, |e| e.counter));
     for e in entries {
         log.append(&e.key, e.value.as_deref(), e.version, &counter, false)

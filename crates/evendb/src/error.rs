@@ -60,6 +60,24 @@ pub enum Error {
         supported: u32,
     },
 
+    /// The directory holds evendb files (logs, tables, a CHECKPOINT) but no
+    /// MANIFEST: the store's file list is lost. Nothing was touched; a new
+    /// store is never created over such files. Restore the MANIFEST from a
+    /// backup, or salvage the data with `evendb repair`.
+    #[error("{dir} holds evendb files but no MANIFEST ({}); refusing to open or recreate it: restore the MANIFEST from a backup, or salvage the data with `evendb repair`", files.join(", "))]
+    NoManifest {
+        /// The store's directory.
+        dir: PathBuf,
+        /// The evendb files found there (at most a few dozen names).
+        files: Vec<String>,
+    },
+
+    /// A counter the store's versions are made of has reached its end (more
+    /// than 16 million crashed sessions, or more than 2^40 snapshots in one
+    /// session). Nothing is wrapped around: writes are refused instead.
+    #[error("the store's {0} counter is exhausted; copy the data into a new store (evendb dump, then load)")]
+    Exhausted(String),
+
     /// A file the manifest refers to does not exist.
     #[error("missing file {0}, referenced by the manifest; restore it from a backup")]
     MissingFile(PathBuf),

@@ -20,6 +20,12 @@ pub struct IntegrityReport {
     pub entries: u64,
     /// Engine files in the directory that the manifest does not refer to.
     pub orphans: Vec<String>,
+    /// Logs that end in a torn tail (records being written at a crash,
+    /// after the last checkpointed length), with its size in bytes: not
+    /// damage, but what the next replay of the log cuts off.
+    pub torn_tails: Vec<(String, u64)>,
+    /// Files open moved to `lost+found/` (kept, but not part of the store).
+    pub lost_and_found: Vec<String>,
     /// Everything found wrong, one line each; empty for a sound store.
     pub problems: Vec<String>,
 }
@@ -120,7 +126,7 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
     for c in &manifest.chunks {
         r.chunks += 1;
         if let Some(n) = c.files.table.filter(|&n| checked_tables.insert(n)) {
-            match check_table(st, dir, n) {
+            match check_table(st, dir, n, inner.log_config.store) {
                 Ok(count) => {
                     r.tables += 1;
                     r.entries += count;
@@ -137,12 +143,22 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
             // what is published; a closed one straight from the file.
             let outcome = match inner.open_files.live_log(n) {
                 Some(seg) => seg.image(seg.len()).map(|i| (i.records.len() as u64, 0)),
-                None => LogSegment::check_file(st, dir, n),
+                None => LogSegment::check_file(
+                    st,
+                    dir,
+                    n,
+                    inner.log_config.store,
+                    inner.log_config.durable.get(&n).copied(),
+                )
+                .map(|c| (c.records, c.torn)),
             };
             match outcome {
-                Ok((records, _torn)) => {
+                Ok((records, torn)) => {
                     r.logs += 1;
                     r.entries += records;
+                    if torn > 0 {
+                        r.torn_tails.push((LogSegment::file_name(n), torn));
+                    }
                 }
                 Err(e) => r.problems.push(format!("chunk {}: {e}", c.id)),
             }
@@ -155,11 +171,21 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
             r.orphans.push(name);
         }
     }
+    let lost = dir.join(crate::db::LOST_FOUND);
+    if st.exists(&lost).unwrap_or(false) {
+        r.lost_and_found = st.list(&lost).map_err(|e| Error::io(&lost, e))?;
+        r.lost_and_found.sort();
+    }
     Ok(r)
 }
 
-fn check_table(st: &dyn crate::vfs::Storage, dir: &std::path::Path, number: u64) -> Result<u64> {
-    let t = TableReader::open(st, dir, number)?;
+fn check_table(
+    st: &dyn crate::vfs::Storage,
+    dir: &std::path::Path,
+    number: u64,
+    store: crate::codec::StoreId,
+) -> Result<u64> {
+    let t = TableReader::open(st, dir, number, store)?;
     let name = TableWriter::file_name(number);
     let mut prev: Option<(Vec<u8>, u64, u64)> = None;
     let mut count = 0;

@@ -4,23 +4,32 @@
 //!
 //! ```text
 //!  0  magic u64 = MANIFEST_MAGIC
-//!  8  format_version u32
-//! 12  body_len u32            bounded by the file length before use
-//! 16  body:
-//!       epoch u64 | next_file u64 | next_chunk_id u64 | chunk_count u32
+//!  8  format_version u32 = 3
+//! 12  body_len u32            bounded by the file length and
+//!                             MAX_MANIFEST_BYTES before use
+//! 16  store_id u64
+//! 24  body:
+//!       generation u64 | epoch u64 | next_file u64 | next_chunk_id u64
+//!       | chunk_count u32
 //!       per chunk, in key order:
 //!         chunk_id u64 | min_key_len u32 | min_key | table u64 (0 = none)
 //!         | log_count u32 | log u64 * log_count
-//!       (format 2) cut_count u32, then per cut, in epoch order:
+//!       cut_count u32, then per cut, in epoch order:
 //!         epoch u64 | last_version u64      (the recovery table)
-//! 16+body_len  crc u32 = crc32c(seed, bytes 0 .. 16+body_len)
+//!       obsolete_count u32, then obsolete file numbers u64 * count
+//! 24+body_len  crc u32 = crc32c(seed(store_id, Manifest, 0), bytes 0 .. 24+body_len)
 //! ```
+//!
+//! `generation` grows by one at every store. `obsolete` lists files that
+//! an earlier manifest referred to and this one no longer does: they may be
+//! deleted, and are dropped from the list once they are gone. No other
+//! file is ever deleted for being unlisted (see `db/open.rs`).
 //!
 //! It is replaced whole: written to `MANIFEST.tmp`, synced, renamed over
 //! `MANIFEST`, and the directory synced. A crash at any step leaves either
 //! the old or the new manifest, never a mix.
 
-use crate::codec::{self, checksum, Decoder, FileKind, PutLe};
+use crate::codec::{self, checksum, Decoder, FileKind, PutLe, StoreId};
 use crate::entry::MAX_KEY_SIZE;
 use crate::error::{Error, Result};
 use crate::funk::FunkFiles;
@@ -30,8 +39,12 @@ use std::path::Path;
 pub(crate) const MANIFEST: &str = "MANIFEST";
 pub(crate) const MANIFEST_TMP: &str = "MANIFEST.tmp";
 pub(crate) const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"EVNMANI1");
-/// Format 2 added the recovery table; format 1 is read as having none.
-pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 2;
+/// Format 3 added the store id, the generation and the obsolete files
+/// (and file headers in tables and logs); older stores are refused.
+pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 3;
+/// The largest manifest this build reads: far above any real one (about
+/// 40 bytes plus the first key per chunk).
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 /// The manifest's file number for checksum seeding.
 const MANIFEST_SEED_NUMBER: u64 = 0;
 
@@ -44,19 +57,23 @@ pub(crate) struct ChunkRecord {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Manifest {
+    pub store: StoreId,
+    /// Grows by one at every store of the manifest.
+    pub generation: u64,
     pub epoch: u64,
     pub next_file: u64,
     pub next_chunk_id: u64,
     pub chunks: Vec<ChunkRecord>,
     /// The recovery table: (epoch, last visible version) of crashed epochs.
     pub cuts: Vec<(u64, u64)>,
-    /// The format the manifest was read in (written always in the newest).
-    pub read_format: u32,
+    /// Files no longer referred to, not yet known deleted.
+    pub obsolete: Vec<u64>,
 }
 
 impl Manifest {
     pub fn encode(&self) -> Vec<u8> {
         let mut body = Vec::new();
+        body.put_u64(self.generation);
         body.put_u64(self.epoch);
         body.put_u64(self.next_file);
         body.put_u64(self.next_chunk_id);
@@ -76,12 +93,20 @@ impl Manifest {
             body.put_u64(epoch);
             body.put_u64(last);
         }
-        let mut out = Vec::with_capacity(body.len() + 20);
+        body.put_u32(self.obsolete.len() as u32);
+        for &n in &self.obsolete {
+            body.put_u64(n);
+        }
+        let mut out = Vec::with_capacity(body.len() + 28);
         out.put_u64(MANIFEST_MAGIC);
         out.put_u32(MANIFEST_FORMAT_VERSION);
         out.put_u32(body.len() as u32);
+        out.put_u64(self.store.0);
         out.extend_from_slice(&body);
-        let crc = checksum(codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER), &out);
+        let crc = checksum(
+            codec::seed(self.store, FileKind::Manifest, MANIFEST_SEED_NUMBER),
+            &out,
+        );
         out.put_u32(crc);
         out
     }
@@ -93,27 +118,29 @@ impl Manifest {
             return Err(corrupt(0, "bad manifest magic"));
         }
         let version = d.u32().ok_or_else(|| corrupt(8, "short manifest"))?;
-        let body_len = d.u32().ok_or_else(|| corrupt(12, "short manifest"))? as usize;
-        if bytes.len() != 16 + body_len + 4 {
-            return Err(corrupt(12, "manifest length does not match its header"));
-        }
-        let (covered, tail) = bytes.split_at(16 + body_len);
-        let stored = u32::from_le_bytes(tail.try_into().map_err(|_| corrupt(0, "short"))?);
-        if checksum(
-            codec::seed(FileKind::Manifest, MANIFEST_SEED_NUMBER),
-            covered,
-        ) != stored
-        {
-            return Err(corrupt(0, "manifest failed its checksum"));
-        }
-        if version > MANIFEST_FORMAT_VERSION {
+        if version != MANIFEST_FORMAT_VERSION {
             return Err(Error::UnsupportedVersion {
                 path: path.to_path_buf(),
                 found: version,
                 supported: MANIFEST_FORMAT_VERSION,
             });
         }
+        let body_len = d.u32().ok_or_else(|| corrupt(12, "short manifest"))? as usize;
+        let store = StoreId(d.u64().ok_or_else(|| corrupt(16, "short manifest"))?);
+        if Some(bytes.len()) != body_len.checked_add(24 + 4) {
+            return Err(corrupt(12, "manifest length does not match its header"));
+        }
+        let (covered, tail) = bytes.split_at(24 + body_len);
+        let stored = u32::from_le_bytes(tail.try_into().map_err(|_| corrupt(0, "short"))?);
+        if checksum(
+            codec::seed(store, FileKind::Manifest, MANIFEST_SEED_NUMBER),
+            covered,
+        ) != stored
+        {
+            return Err(corrupt(0, "manifest failed its checksum"));
+        }
         let parsed = (|| {
+            let generation = d.u64()?;
             let epoch = d.u64()?;
             let next_file = d.u64()?;
             let next_chunk_id = d.u64()?;
@@ -141,28 +168,43 @@ impl Manifest {
                     files: FunkFiles { table, logs },
                 });
             }
-            let mut cuts = Vec::new();
-            if version >= 2 {
-                let n = d.u32()? as usize;
-                if n > d.remaining() / 16 {
-                    return None;
-                }
-                for _ in 0..n {
-                    cuts.push((d.u64()?, d.u64()?));
-                }
+            let n = d.u32()? as usize;
+            if n > d.remaining() / 16 {
+                return None;
             }
+            let mut cuts = Vec::with_capacity(n);
+            for _ in 0..n {
+                cuts.push((d.u64()?, d.u64()?));
+            }
+            let n = d.u32()? as usize;
+            if n > d.remaining() / 8 {
+                return None;
+            }
+            let obsolete = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
             (d.remaining() == 4).then_some(Manifest {
+                store,
+                generation,
                 epoch,
                 next_file,
                 next_chunk_id,
                 chunks,
                 cuts,
-                read_format: version,
+                obsolete,
             })
         })();
         let m = parsed.ok_or_else(|| corrupt(16, "malformed manifest body"))?;
         let partitions = m.chunks.first().is_some_and(|c| c.min_key.is_empty())
             && m.chunks.windows(2).all(|w| w[0].min_key < w[1].min_key);
+        let numbered = m
+            .live_files()
+            .chain(m.obsolete.iter().copied())
+            .all(|n| n > 0 && n < m.next_file);
+        if !numbered {
+            return Err(corrupt(
+                16,
+                "manifest lists a file numbered at or past its next file number",
+            ));
+        }
         if !partitions {
             return Err(corrupt(
                 16,
@@ -182,15 +224,20 @@ impl Manifest {
         };
         let len = file.len().map_err(|e| Error::io(&path, e))?;
         // A manifest holds at most a few bytes per chunk; refuse absurd sizes.
-        if len > 1 << 30 {
-            return Err(Error::corruption(&path, 0, "manifest larger than 1 GiB"));
+        if len > MAX_MANIFEST_BYTES {
+            return Err(Error::corruption(
+                &path,
+                0,
+                format!("manifest of {len} bytes is larger than the format's limit of {MAX_MANIFEST_BYTES}"),
+            ));
         }
         let mut buf = vec![0u8; len as usize];
         file.read_at(0, &mut buf).map_err(|e| Error::io(&path, e))?;
         Manifest::decode(&buf, &path).map(Some)
     }
 
-    /// Durably replaces the manifest of `dir` with `self`.
+    /// Durably replaces the manifest of `dir` with `self`; the caller has
+    /// advanced `generation`.
     pub fn store(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
         let tmp = dir.join(MANIFEST_TMP);
         let path = dir.join(MANIFEST);
@@ -221,6 +268,8 @@ mod tests {
 
     fn sample() -> Manifest {
         Manifest {
+            store: StoreId(0xfeed),
+            generation: 12,
             epoch: 3,
             next_file: 10,
             next_chunk_id: 4,
@@ -243,7 +292,7 @@ mod tests {
                 },
             ],
             cuts: vec![(2, (2 << 40) + 17)],
-            read_format: MANIFEST_FORMAT_VERSION,
+            obsolete: vec![2, 8],
         }
     }
 
@@ -251,6 +300,22 @@ mod tests {
     fn manifest_round_trips() {
         let m = sample();
         assert_eq!(Manifest::decode(&m.encode(), Path::new("M")).unwrap(), m);
+    }
+
+    #[test]
+    fn a_manifest_of_another_store_with_the_same_contents_differs() {
+        let mut other = sample();
+        other.store = StoreId(0xbeef);
+        let (a, b) = (sample().encode(), other.encode());
+        assert_ne!(
+            a[a.len() - 4..],
+            b[b.len() - 4..],
+            "store id seeds the checksum"
+        );
+        assert_eq!(
+            Manifest::decode(&b, Path::new("M")).unwrap().store,
+            StoreId(0xbeef)
+        );
     }
 
     #[test]

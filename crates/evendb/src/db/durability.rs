@@ -23,6 +23,7 @@
 
 use super::DbInner;
 use crate::error::Result;
+use crate::funk::log::DurableLengths;
 use crate::options::Durability;
 use crate::recovery::last_version;
 use crate::stats;
@@ -74,16 +75,50 @@ impl DbInner {
         Ok(())
     }
 
-    /// Records `(epoch, version)` in `CHECKPOINT`; a failure poisons.
+    /// Records `(epoch, version)`, the manifest's generation and every live
+    /// log's durable length in `CHECKPOINT`; a failure poisons. The caller
+    /// holds `checkpoints.serial`.
     fn record_checkpoint(&self, version: u64) -> Result<()> {
+        let (generation, live): (u64, Vec<u64>) = {
+            let p = self.published.lock();
+            let m = &p.manifest;
+            let logs = m.chunks.iter().flat_map(|c| c.files.logs.iter().copied());
+            (m.generation, logs.collect())
+        };
+        let mut carried = self.checkpoints.logs.lock();
+        let marks: DurableLengths = live
+            .into_iter()
+            .filter_map(|n| match self.open_files.live_log(n) {
+                Some(seg) => Some((n, seg.durable_mark())),
+                None => carried.get(&n).map(|&m| (n, m)),
+            })
+            .collect();
+        let unchanged = self.checkpoints.file.last().is_some_and(|c| {
+            (c.epoch, c.version, c.generation) == (self.checkpoints.epoch, version, generation)
+        }) && marks == *carried;
+        if unchanged {
+            return Ok(());
+        }
         match self
             .checkpoints
             .file
-            .record(self.checkpoints.epoch, version)
+            .record(self.checkpoints.epoch, version, generation, &marks)
         {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                *carried = marks;
+                Ok(())
+            }
             Err(e) => self.poison(e),
         }
+    }
+
+    /// In `Sync` mode, where every put is durable when acknowledged: records
+    /// the logs' durable lengths and the manifest's generation (the epoch is
+    /// durable whole already).
+    pub(crate) fn record_lengths(&self) -> Result<()> {
+        let _serial = self.checkpoints.serial.lock();
+        self.check_poison()?;
+        self.record_checkpoint(last_version(self.checkpoints.epoch))
     }
 
     /// Makes `v` the snapshot the last checkpoint holds, releasing the one

@@ -5,7 +5,7 @@ mod open;
 mod read;
 mod write;
 
-pub(crate) use open::is_engine_file;
+pub(crate) use open::{is_engine_file, LOST_FOUND};
 
 use crate::cache::budget::MemoryBudget;
 use crate::cache::munks::MunkCache;
@@ -376,10 +376,33 @@ impl DbInner {
     /// Publishes a new manifest made by `change` from the current one: the
     /// commit point of every change to the store's files. A failure poisons
     /// the store.
+    /// Files the change stops referring to are recorded as obsolete (the
+    /// only files open may delete), and obsolete files already removed are
+    /// dropped from the record.
     pub fn publish(&self, change: impl FnOnce(&mut Manifest)) -> Result<()> {
         let mut published = self.published.lock();
         let mut manifest = published.manifest.clone();
         change(&mut manifest);
+        let live: std::collections::HashSet<u64> = manifest.live_files().collect();
+        let st = self.storage.as_ref();
+        let dropped: Vec<u64> = published
+            .manifest
+            .live_files()
+            .filter(|n| !live.contains(n))
+            .collect();
+        let gone = |n: u64| {
+            [
+                TableWriter::file_name(n),
+                crate::funk::log::LogSegment::file_name(n),
+            ]
+            .iter()
+            .all(|name| matches!(st.exists(&self.dir.join(name)), Ok(false)))
+        };
+        manifest.obsolete.retain(|&n| !gone(n));
+        manifest.obsolete.extend(dropped);
+        manifest.obsolete.sort_unstable();
+        manifest.obsolete.dedup();
+        manifest.generation += 1;
         if let Err(e) = manifest.store(self.storage.as_ref(), &self.dir) {
             return self.poison(e);
         }
@@ -388,12 +411,22 @@ impl DbInner {
     }
 
     pub fn table_writer(&self, number: u64) -> Result<TableWriter> {
+        let (store, generation) = self.identity();
         TableWriter::create(
             self.storage.as_ref(),
             &self.dir,
             number,
+            store,
+            generation,
             self.opts.block_size,
         )
+    }
+
+    /// The store's id and the manifest generation durable now (stamped
+    /// into the header of each new file).
+    pub fn identity(&self) -> (crate::codec::StoreId, u64) {
+        let p = self.published.lock();
+        (p.manifest.store, p.manifest.generation)
     }
 
     /// Counts an access to `chunk` for the munk cache; every so often
@@ -515,13 +548,18 @@ pub(crate) fn spawn(
         .map_err(|e| Error::io(dir, e))
 }
 
-/// The checkpointer of `Buffered` durability: a checkpoint every interval.
+/// The checkpointer: a checkpoint every interval (in `Sync` mode, a
+/// record of the logs' durable lengths).
 fn checkpointer(inner: &Arc<DbInner>, interval: std::time::Duration) {
     let mut guard = inner.stop_lock.lock();
     while !inner.shutdown.load(Ordering::Acquire) {
         inner.stop_cv.wait_for(&mut guard, interval);
         drop(guard);
-        if let Err(e) = inner.checkpoint() {
+        let done = match inner.opts.durability {
+            crate::options::Durability::Sync => inner.record_lengths(),
+            crate::options::Durability::Buffered { .. } => inner.checkpoint(),
+        };
+        if let Err(e) = done {
             log::error!(
                 "background checkpoint of {} failed: {e}",
                 inner.dir.display()

@@ -7,12 +7,14 @@ use crate::cache::budget::MemoryBudget;
 use crate::cache::munks::MunkCache;
 use crate::cache::row::RowCache;
 use crate::chunk::{Chunk, Index};
+use crate::codec::{FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::funk::log::{LogConfig, LogSegment};
 use crate::funk::FunkFiles;
 use crate::maintenance::Maintenance;
 use crate::manifest::{ChunkRecord, Manifest, MANIFEST, MANIFEST_TMP};
 use crate::options::{Durability, Options};
+use crate::recovery::checkpoint::OpenedCheckpoints;
 use crate::recovery::{self, CheckpointFile, RecoveryTable, CHECKPOINT};
 use crate::stats::Counters;
 use crate::version::Versions;
@@ -38,6 +40,31 @@ pub(crate) fn is_engine_file(name: &str) -> Option<u64> {
     }
 }
 
+/// Where open moves files it will neither use nor delete.
+pub(crate) const LOST_FOUND: &str = "lost+found";
+
+/// Names an evendb store may hold besides its engine-named files.
+fn is_store_file(name: &str) -> bool {
+    name == LOCK_FILE
+        || name == MANIFEST
+        || name == MANIFEST_TMP
+        || name == CHECKPOINT
+        || name == LOST_FOUND
+        || is_engine_file(name).is_some()
+}
+
+/// What open decided for a file the manifest does not list.
+#[derive(Debug, PartialEq, Eq)]
+enum Unlisted {
+    /// Safe to delete: the manifest's history records it as obsolete, it
+    /// holds no data (shorter than a header), or it is the output of an
+    /// operation that never committed (created under the current manifest
+    /// generation; such outputs only copy data that listed files hold).
+    Delete(&'static str),
+    /// Kept, but out of the way: a file that may hold data nobody lists.
+    LostAndFound(String),
+}
+
 impl Db {
     pub(crate) fn open_with(dir: &Path, opts: Options) -> Result<Db> {
         let storage = opts.storage.clone();
@@ -54,11 +81,27 @@ impl Db {
         }
         let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
         let has_manifest = names.iter().any(|n| n == MANIFEST);
-        let own = |n: &String| {
-            n == LOCK_FILE || n == MANIFEST_TMP || n == CHECKPOINT || is_engine_file(n).is_some()
-        };
-        if !has_manifest && (!opts.create_if_missing || !names.iter().all(own)) {
-            return Err(Error::NotAStore(dir.to_path_buf()));
+        if !has_manifest {
+            // Only an empty directory (or one holding just a LOCK) becomes
+            // a new store: evendb files without a MANIFEST are a store
+            // whose file list is lost, and other files are not ours.
+            let ours: Vec<String> = names
+                .iter()
+                .filter(|n| *n != LOCK_FILE && is_store_file(n))
+                .cloned()
+                .collect();
+            if !ours.is_empty() && !leftovers_of_creation(st, dir, &ours)? {
+                let mut files = ours;
+                files.sort();
+                files.truncate(40);
+                return Err(Error::NoManifest {
+                    dir: dir.to_path_buf(),
+                    files,
+                });
+            }
+            if !opts.create_if_missing || names.iter().any(|n| n != LOCK_FILE) {
+                return Err(Error::NotAStore(dir.to_path_buf()));
+            }
         }
         let lock = st
             .lock(&dir.join(LOCK_FILE))
@@ -66,45 +109,29 @@ impl Db {
             .ok_or_else(|| Error::Locked(dir.to_path_buf()))?;
 
         let budget = Arc::new(MemoryBudget::new(opts.memory_budget));
-        let log_config = LogConfig {
-            part_bytes: (opts.max_log_size / opts.log_parts as u64).max(1024),
-            budget: budget.clone(),
-        };
-        let has_checkpoint = names.iter().any(|n| n == CHECKPOINT);
         let loaded = Manifest::load(st, dir)?;
-        // Format 2 stores keep their checkpoints in CHECKPOINT from their
-        // creation on; without it the crash point of the last epoch is
-        // unknown, and guessing could show a state that never existed.
-        if loaded.as_ref().is_some_and(|m| m.read_format >= 2) && !has_checkpoint {
-            return Err(Error::MissingFile(dir.join(CHECKPOINT)));
-        }
-        let (checkpoints, newest, invalid_slots) = CheckpointFile::open(st, dir)?;
-        let mut manifest = match loaded {
-            Some(mut m) => {
-                // Recovery (see `recovery`): if the epoch that ran last did
-                // not end durable whole, cut it at its last checkpoint.
-                // Format 1 had no asynchronous recovery: its epochs are
-                // whole.
-                if m.read_format >= 2 {
-                    if let Some(keep) = recovery::cut_after(m.epoch, newest) {
-                        log::info!(
-                            "{}: epoch {} ended in a crash; keeping versions up to {keep:#x}",
-                            dir.display(),
-                            m.epoch
-                        );
-                        m.cuts.push((m.epoch, keep));
-                    }
-                }
-                m
+        let (mut manifest, opened) = match loaded {
+            Some(m) => {
+                // Everything is checked before anything is written.
+                let opened = CheckpointFile::open(st, dir, m.store)?;
+                check_checkpoint(st, dir, &m, &opened)?;
+                let unlisted = classify_files(st, dir, &m)?;
+                dispose_unlisted(st, dir, unlisted)?;
+                (m, opened)
             }
             None => {
-                if !opts.create_if_missing {
-                    return Err(Error::NotAStore(dir.to_path_buf()));
-                }
-                // Only evendb's own leftovers of an interrupted creation can
-                // be here: no put was acknowledged without a manifest.
-                LogSegment::create(st, dir, 1, &log_config)?;
-                Manifest {
+                let store = StoreId::random();
+                CheckpointFile::create(st, dir)?;
+                let log_config = LogConfig {
+                    part_bytes: 1024,
+                    budget: budget.clone(),
+                    store,
+                    durable: Arc::default(),
+                };
+                LogSegment::create(st, dir, 1, 0, &log_config)?;
+                let m = Manifest {
+                    store,
+                    generation: 0,
                     epoch: 0,
                     next_file: 2,
                     next_chunk_id: 2,
@@ -117,20 +144,47 @@ impl Db {
                         },
                     }],
                     cuts: Vec::new(),
-                    read_format: crate::manifest::MANIFEST_FORMAT_VERSION,
-                }
+                    obsolete: Vec::new(),
+                };
+                let opened = CheckpointFile::open(st, dir, store)?;
+                (m, opened)
             }
         };
+        // Recovery (see `recovery`): if the epoch that ran last did not end
+        // durable whole, cut it at its last checkpoint.
+        if manifest.generation > 0 {
+            if let Some(keep) = recovery::cut_after(manifest.epoch, opened.newest) {
+                log::info!(
+                    "{}: epoch {} ended in a crash; keeping versions up to {keep:#x}",
+                    dir.display(),
+                    manifest.epoch
+                );
+                manifest.cuts.push((manifest.epoch, keep));
+            }
+        }
         // A new epoch: every version written from now on is larger than any
         // version on disk. It is durable, with the recovery table, before
         // the first put: this store is the commit point of recovery.
         crate::failpoint::failpoint!(opts opts, dir, "recovery.before_manifest");
-        manifest.epoch += 1;
+        manifest.epoch = manifest
+            .epoch
+            .checked_add(1)
+            .filter(|&e| e <= max_epoch())
+            .ok_or_else(|| Error::Exhausted("epoch".into()))?;
+        manifest.generation += 1;
+        manifest.obsolete.clear();
         manifest.store(st, dir)?;
         crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
-        let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
-        remove_orphans(st, dir, &manifest, &names)?;
         crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
+        let log_config = LogConfig {
+            part_bytes: (opts.max_log_size / opts.log_parts as u64).max(1024),
+            budget: budget.clone(),
+            store: manifest.store,
+            durable: Arc::new(opened.logs.clone()),
+        };
+        let checkpoints = opened.file;
+        let invalid_slots = opened.invalid;
+        let carried = opened.logs;
         let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
         let epoch = manifest.epoch;
 
@@ -149,7 +203,7 @@ impl Db {
             storage: storage.clone(),
             versions: Versions::new(epoch),
             recovery: recovery_table,
-            checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch),
+            checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch, carried),
             index: Index::new(chunks),
             published: Mutex::new(Published { manifest }),
             counters: Counters::default(),
@@ -185,12 +239,16 @@ impl Db {
                 crate::maintenance::worker(&w)
             })?);
         }
-        if let Durability::Buffered { sync_interval } = inner.opts.durability {
-            let w = inner.clone();
-            threads.push(spawn("evendb-checkpoint".into(), dir, move || {
-                checkpointer(&w, sync_interval)
-            })?);
-        }
+        // `Sync` mode checkpoints too, once a second, to record the logs'
+        // durable lengths (see `record_lengths`).
+        let interval = match inner.opts.durability {
+            Durability::Buffered { sync_interval } => sync_interval,
+            Durability::Sync => std::time::Duration::from_secs(1),
+        };
+        let w = inner.clone();
+        threads.push(spawn("evendb-checkpoint".into(), dir, move || {
+            checkpointer(&w, interval)
+        })?);
         Ok(Db {
             _owner: Arc::new(Owner {
                 inner: inner.clone(),
@@ -201,25 +259,239 @@ impl Db {
     }
 }
 
-/// Removes files of a crashed rebuild, split or merge: engine-named files
-/// the manifest does not refer to. Other files are left alone.
-fn remove_orphans(st: &dyn Storage, dir: &Path, m: &Manifest, names: &[String]) -> Result<()> {
-    let live: HashSet<u64> = m.live_files().collect();
-    let mut removed = false;
-    for name in names {
-        let orphan = match is_engine_file(name) {
-            Some(n) => !live.contains(&n),
-            None => name == MANIFEST_TMP,
+/// True if `files` are what a creation interrupted before its MANIFEST
+/// leaves: an empty CHECKPOINT and an empty first log, which hold nothing.
+fn leftovers_of_creation(st: &dyn Storage, dir: &Path, files: &[String]) -> Result<bool> {
+    let first_log = LogSegment::file_name(1);
+    for name in files {
+        let limit = if *name == first_log {
+            FILE_HEADER_LEN as u64
+        } else if name == MANIFEST_TMP {
+            u64::MAX
+        } else if name == CHECKPOINT {
+            0
+        } else {
+            return Ok(false);
         };
-        if orphan {
-            let p = dir.join(name);
-            log::info!("removing orphan {}", p.display());
-            st.remove(&p).map_err(|e| Error::io(&p, e))?;
-            removed = true;
+        let p = dir.join(name);
+        let len = st
+            .open(&p)
+            .and_then(|f| f.len())
+            .map_err(|e| Error::io(&p, e))?;
+        if len > limit {
+            return Ok(false);
         }
     }
-    if removed {
-        st.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(true)
+}
+
+/// The largest epoch a version can carry.
+fn max_epoch() -> u64 {
+    (1u64 << crate::version::EPOCH_BITS) - 1
+}
+
+/// Refuses a checkpoint file that does not fit the manifest.
+///
+/// Every open stores the manifest with a new epoch and then, before any
+/// put or manifest change, records that epoch's first checkpoint. So in a
+/// sound store the newest checkpoint is of the manifest's epoch, or of an
+/// earlier one only if the opens since all stopped before their first
+/// checkpoint: each such epoch is then cut to nothing in the recovery
+/// table, and no log holds a record of a later epoch. Anything else means
+/// the CHECKPOINT is older than the store (an earlier copy, or emptied) or
+/// the MANIFEST is (a checkpoint of a later epoch or generation).
+fn check_checkpoint(
+    st: &dyn Storage,
+    dir: &Path,
+    m: &Manifest,
+    opened: &OpenedCheckpoints,
+) -> Result<()> {
+    let path = dir.join(CHECKPOINT);
+    let (c_epoch, c_generation) = opened.newest.map_or((0, 0), |c| (c.epoch, c.generation));
+    if c_epoch > m.epoch || c_generation > m.generation {
+        return Err(Error::corruption(
+            dir.join(MANIFEST),
+            0,
+            format!(
+                "MANIFEST (epoch {}, generation {}) is older than CHECKPOINT (epoch {c_epoch}, generation {c_generation}): it was replaced by an earlier copy; restore the current MANIFEST",
+                m.epoch, m.generation
+            ),
+        ));
+    }
+    if c_epoch == m.epoch {
+        return Ok(());
+    }
+    let stale = |why: String| {
+        let what = match opened.newest {
+            None => "CHECKPOINT holds no readable checkpoint".to_string(),
+            Some(c) => format!("CHECKPOINT is from epoch {}", c.epoch),
+        };
+        Error::corruption(
+            &path,
+            0,
+            format!(
+                "{what}, but the store ran epoch {} ({why}): the point the last session reached is unknown; restore the current CHECKPOINT from a backup, or salvage the store with `evendb repair`",
+                m.epoch
+            ),
+        )
+    };
+    for e in c_epoch + 1..m.epoch {
+        let cut_whole = m
+            .cuts
+            .iter()
+            .any(|&(ce, keep)| ce == e && keep < crate::version::first_version(e));
+        if !cut_whole {
+            return Err(stale(format!(
+                "epoch {e} ran, and it is not recorded as empty"
+            )));
+        }
+    }
+    let mut newest = 0u64;
+    for c in &m.chunks {
+        for &n in &c.files.logs {
+            newest = newest.max(LogSegment::newest_epoch(st, dir, n, m.store)?);
+        }
+    }
+    if newest > c_epoch {
+        return Err(stale(format!("its logs hold writes of epoch {newest}")));
     }
     Ok(())
+}
+
+/// Checks that every file the manifest lists exists and belongs to this
+/// store, and decides what to do with every engine-named file it does not
+/// list. Refuses (before anything is changed) a directory whose files show
+/// that the MANIFEST is older than they are.
+fn classify_files(st: &dyn Storage, dir: &Path, m: &Manifest) -> Result<Vec<(String, Unlisted)>> {
+    for c in &m.chunks {
+        let tables = c.files.table.map(|n| (n, FileKind::Table));
+        let logs = c.files.logs.iter().map(|&n| (n, FileKind::Log));
+        for (n, kind) in tables.into_iter().chain(logs) {
+            let name = file_name(kind, n);
+            let path = dir.join(&name);
+            match read_header(st, &path)? {
+                None => return Err(Error::MissingFile(path)),
+                Some(head) => {
+                    FileHeader::check(&head, m.store, kind, n).map_err(|e| e.into_error(&path))?;
+                }
+            }
+        }
+    }
+    let obsolete: HashSet<u64> = m.obsolete.iter().copied().collect();
+    let mut out = Vec::new();
+    let names = st.list(dir).map_err(|e| Error::io(dir, e))?;
+    for name in names {
+        if name == MANIFEST_TMP {
+            out.push((name, Unlisted::Delete("an unfinished manifest write")));
+            continue;
+        }
+        let Some(n) = is_engine_file(&name) else {
+            continue;
+        };
+        let kind = if name.ends_with(".tbl") {
+            FileKind::Table
+        } else {
+            FileKind::Log
+        };
+        let listed = match kind {
+            FileKind::Table => m.chunks.iter().any(|c| c.files.table == Some(n)),
+            _ => m.chunks.iter().any(|c| c.files.logs.contains(&n)),
+        };
+        if listed {
+            continue;
+        }
+        let path = dir.join(&name);
+        let verdict = if obsolete.contains(&n) {
+            Unlisted::Delete("obsolete (replaced by a committed change)")
+        } else {
+            match read_header(st, &path)? {
+                None => continue,
+                Some(head) => match FileHeader::decode(&head) {
+                    Err(_) if head.len() < FILE_HEADER_LEN => {
+                        Unlisted::Delete("holds no data (shorter than a file header)")
+                    }
+                    Err(_) => Unlisted::LostAndFound("its header is unreadable".into()),
+                    Ok(h) if h.store != m.store => {
+                        Unlisted::LostAndFound(format!("it belongs to another store ({})", h.store))
+                    }
+                    Ok(h) if h.number != n || h.kind != kind => {
+                        Unlisted::LostAndFound("its header names another file".into())
+                    }
+                    Ok(h) if h.generation > m.generation => {
+                        return Err(Error::corruption(
+                            dir.join(MANIFEST),
+                            0,
+                            format!(
+                                "MANIFEST (generation {}) is older than {name} (created under generation {}): it was replaced by an earlier copy; restore the current MANIFEST",
+                                m.generation, h.generation
+                            ),
+                        ));
+                    }
+                    Ok(h) if h.generation == m.generation && n >= m.next_file => {
+                        Unlisted::Delete("output of a change that never committed")
+                    }
+                    Ok(_) => Unlisted::LostAndFound(
+                        "it is this store's, but neither listed nor recorded obsolete".into(),
+                    ),
+                },
+            }
+        };
+        out.push((name, verdict));
+    }
+    Ok(out)
+}
+
+/// Carries out `classify_files`' decisions, then syncs the directory.
+fn dispose_unlisted(st: &dyn Storage, dir: &Path, files: Vec<(String, Unlisted)>) -> Result<()> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    for (name, verdict) in files {
+        let p = dir.join(&name);
+        match verdict {
+            Unlisted::Delete(why) => {
+                log::info!("removing {}: {why}", p.display());
+                st.remove(&p).map_err(|e| Error::io(&p, e))?;
+            }
+            Unlisted::LostAndFound(why) => {
+                let lf = dir.join(LOST_FOUND);
+                st.create_dir_all(&lf).map_err(|e| Error::io(&lf, e))?;
+                let mut to = lf.join(&name);
+                let mut i = 1;
+                while st.exists(&to).map_err(|e| Error::io(&to, e))? {
+                    to = lf.join(format!("{name}.{i}"));
+                    i += 1;
+                }
+                log::warn!(
+                    "moving {} to {}: {why}; the store does not use it",
+                    p.display(),
+                    to.display()
+                );
+                st.rename(&p, &to).map_err(|e| Error::io(&p, e))?;
+                st.sync_dir(&lf).map_err(|e| Error::io(&lf, e))?;
+            }
+        }
+    }
+    st.sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
+fn file_name(kind: FileKind, n: u64) -> String {
+    match kind {
+        FileKind::Table => crate::funk::table::TableWriter::file_name(n),
+        _ => LogSegment::file_name(n),
+    }
+}
+
+/// The first bytes of `path` (up to a file header), or `None` if it does
+/// not exist.
+fn read_header(st: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
+    let f = match st.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let len = f.len().map_err(|e| Error::io(path, e))?;
+    let mut buf = vec![0u8; (len.min(FILE_HEADER_LEN as u64)) as usize];
+    f.read_at(0, &mut buf).map_err(|e| Error::io(path, e))?;
+    Ok(Some(buf))
 }

@@ -82,7 +82,8 @@ impl Funk {
     pub fn open(src: &FileSource<'_>, files: &FunkFiles) -> Result<(Funk, OpenInfo)> {
         let table = match files.table {
             Some(n) => Some(src.open_files.table(n, || {
-                TableReader::open(src.storage, src.dir, n).map(|t| t.charged(src.budget))
+                TableReader::open(src.storage, src.dir, n, src.log_config.store)
+                    .map(|t| t.charged(src.budget))
             })?),
             None => None,
         };

@@ -143,10 +143,12 @@ pub(super) fn divert(
 /// A new, empty log segment, registered as open.
 pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
     let number = inner.next_file_number();
+    let (_, generation) = inner.identity();
     let segment = Arc::new(LogSegment::create(
         inner.storage.as_ref(),
         &inner.dir,
         number,
+        generation,
         &inner.log_config,
     )?);
     inner.open_files.add_log(&segment);
@@ -325,7 +327,12 @@ impl<'a> TableOutput<'a> {
         crate::stats::add(&self.inner.counters.local().table_bytes_written, size);
         // The reader's block index is charged as it opens: make room for it
         // first (no lock held here).
-        let reader = TableReader::open(self.inner.storage.as_ref(), &self.inner.dir, number)?;
+        let reader = TableReader::open(
+            self.inner.storage.as_ref(),
+            &self.inner.dir,
+            number,
+            self.inner.log_config.store,
+        )?;
         super::munks::room_for(self.inner, reader.index_bytes());
         let reader = self
             .inner

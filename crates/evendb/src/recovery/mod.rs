@@ -16,6 +16,7 @@
 
 pub(crate) mod checkpoint;
 
+use crate::funk::log::DurableLengths;
 use crate::version::{epoch_of, first_version};
 pub(crate) use checkpoint::{Checkpoint, CheckpointFile, CHECKPOINT};
 
@@ -33,15 +34,19 @@ pub(crate) struct Checkpoints {
     pub epoch: u64,
     pub held: parking_lot::Mutex<Option<u64>>,
     pub serial: parking_lot::Mutex<()>,
+    /// The durable log lengths last recorded (under `serial`): logs not
+    /// opened since keep theirs from one checkpoint to the next.
+    pub logs: parking_lot::Mutex<DurableLengths>,
 }
 
 impl Checkpoints {
-    pub fn new(file: CheckpointFile, epoch: u64) -> Self {
+    pub fn new(file: CheckpointFile, epoch: u64, logs: DurableLengths) -> Self {
         Checkpoints {
             file,
             epoch,
             held: parking_lot::Mutex::new(None),
             serial: parking_lot::Mutex::new(()),
+            logs: parking_lot::Mutex::new(logs),
         }
     }
 }
@@ -121,6 +126,7 @@ mod tests {
     #[test]
     fn a_whole_epoch_is_not_cut() {
         let whole = Checkpoint {
+            generation: 1,
             sequence: 2,
             epoch: 6,
             version: last_version(6),
@@ -141,6 +147,7 @@ mod tests {
         t.cut(5, cut_for(5, None));
         assert!(!t.visible(first_version(5)));
         let older = Checkpoint {
+            generation: 1,
             sequence: 9,
             epoch: 4,
             version: first_version(4) + 7,

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod mutation;
 pub mod prefix;
 
 use evendb::vfs::MemFs;

@@ -5,4 +5,6 @@ mod index;
 mod segment;
 
 pub(crate) use index::SegmentIndex;
-pub(crate) use segment::{LogConfig, LogSegment, RecordPtr, Replay, SegmentImage};
+pub(crate) use segment::{
+    DurableLengths, DurableMark, LogConfig, LogSegment, RecordPtr, Replay, SegmentImage,
+};

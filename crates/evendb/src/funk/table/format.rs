@@ -1,6 +1,7 @@
 //! Byte map of a sorted table (all integers little-endian):
 //!
 //! ```text
+//! file header   48 bytes, see `codec::FileHeader` (store, kind, number)
 //! data block*   entries sorted by (key asc, version desc, counter desc)
 //!   entry:      kind u8 | key_len u32 | value_len u32 | version u64 |
 //!               counter u64 | key | value                (25-byte header)

@@ -2,7 +2,7 @@
 
 use super::format::{self, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION};
 use crate::cache::budget::{Kind, MemoryBudget};
-use crate::codec::{self, Decoder, FileKind};
+use crate::codec::{self, Decoder, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
 use crate::entry::{Entry, MAX_KEY_SIZE};
 use crate::error::{Error, Result};
 use crate::prefix::PrefixIndex;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 struct BlockIndex {
     /// End offset of each block; block `i` starts where `i - 1` ends (the
-    /// first at 0).
+    /// first right after the file header).
     ends: Box<[u64]>,
     /// The blocks' last keys, searched by integer prefix.
     last_keys: PrefixIndex,
@@ -53,7 +53,11 @@ impl BlockIndex {
     }
 
     fn start(&self, i: usize) -> u64 {
-        start_of(&self.ends, i)
+        if i == 0 {
+            FIRST_BLOCK
+        } else {
+            start_of(&self.ends, i)
+        }
     }
 
     /// Is block `i`'s last key smaller than `key`?
@@ -78,6 +82,9 @@ impl BlockIndex {
             + self.last_keys.heap_bytes() as u64
     }
 }
+
+/// Where a table's first block starts: after its file header.
+pub(crate) const FIRST_BLOCK: u64 = FILE_HEADER_LEN as u64;
 
 /// Where item `i` starts in an array of end offsets: where `i - 1` ends.
 fn start_of<T: Copy + Default>(ends: &[T], i: usize) -> T {
@@ -108,7 +115,9 @@ impl Drop for TableReader {
 }
 
 impl TableReader {
-    pub fn open(storage: &dyn Storage, dir: &Path, number: u64) -> Result<Self> {
+    /// Opens table `number` of `dir`: checks its header (store, kind and
+    /// number), footer and block index.
+    pub fn open(storage: &dyn Storage, dir: &Path, number: u64, store: StoreId) -> Result<Self> {
         let path = dir.join(super::TableWriter::file_name(number));
         let file = match storage.open(&path) {
             Ok(f) => f,
@@ -117,12 +126,17 @@ impl TableReader {
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
-        let seed = codec::seed(FileKind::Table, number);
+        let seed = codec::seed(store, FileKind::Table, number);
         let file_size = file.len().map_err(|e| Error::io(&path, e))?;
         let corrupt = |off: u64, d: &str| Error::corruption(&path, off, d);
-        if file_size < FOOTER_LEN as u64 {
-            return Err(corrupt(0, "table shorter than its footer"));
+        if file_size < (FILE_HEADER_LEN + FOOTER_LEN) as u64 {
+            return Err(corrupt(0, "table shorter than its header and footer"));
         }
+        let mut head = [0u8; FILE_HEADER_LEN];
+        file.read_at(0, &mut head)
+            .map_err(|e| Error::io(&path, e))?;
+        FileHeader::check(&head, store, FileKind::Table, number)
+            .map_err(|e| e.into_error(&path))?;
         let footer_at = file_size - FOOTER_LEN as u64;
         let mut fbuf = [0u8; FOOTER_LEN];
         file.read_at(footer_at, &mut fbuf)
@@ -297,7 +311,7 @@ fn decode_index(body: &[u8], index_offset: u64) -> Option<Vec<(Vec<u8>, u64)>> {
         return None;
     }
     let mut blocks = Vec::with_capacity(count);
-    let mut expected = 0u64;
+    let mut expected = FIRST_BLOCK;
     for _ in 0..count {
         let key_len = d.u32()? as usize;
         if key_len > MAX_KEY_SIZE {

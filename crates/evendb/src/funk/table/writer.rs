@@ -1,7 +1,7 @@
 //! Writes a sorted table, block by block.
 
 use super::format::{self, Footer, FOOTER_LEN};
-use crate::codec::{self, FileKind, PutLe};
+use crate::codec::{self, FileHeader, FileKind, PutLe, StoreId, FILE_HEADER_LEN};
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::vfs::{Storage, StorageFile};
@@ -26,22 +26,35 @@ impl TableWriter {
         format!("{number:06}.tbl")
     }
 
+    /// Creates table `number` of `dir` and writes its header (synced with
+    /// the rest by [`TableWriter::finish`]). `generation` is the manifest
+    /// generation durable now.
     pub fn create(
         storage: &dyn Storage,
         dir: &Path,
         number: u64,
+        store: StoreId,
+        generation: u64,
         block_size: usize,
     ) -> Result<Self> {
         let path = dir.join(Self::file_name(number));
         let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
+        let header = FileHeader {
+            kind: FileKind::Table,
+            store,
+            number,
+            generation,
+        };
+        file.write_at(0, &header.encode())
+            .map_err(|e| Error::io(&path, e))?;
         Ok(TableWriter {
             path,
             file,
-            seed: codec::seed(FileKind::Table, number),
+            seed: codec::seed(store, FileKind::Table, number),
             block_size: block_size.max(256),
             block: Vec::new(),
             block_last_key: Vec::new(),
-            offset: 0,
+            offset: FILE_HEADER_LEN as u64,
             index: Vec::new(),
             footer: Footer {
                 index_len: 0,
