@@ -199,6 +199,10 @@ impl Manifest {
             .live_files()
             .chain(m.obsolete.iter().copied())
             .all(|n| n > 0 && n < m.next_file);
+        let max_epoch = (1u64 << crate::version::EPOCH_BITS) - 1;
+        if m.epoch > max_epoch || m.cuts.iter().any(|&(e, _)| e > max_epoch) {
+            return Err(corrupt(16, "manifest epoch out of range"));
+        }
         if !numbered {
             return Err(corrupt(
                 16,

@@ -335,7 +335,7 @@ fn check_checkpoint(
             ),
         )
     };
-    for e in c_epoch + 1..m.epoch {
+    for e in c_epoch.saturating_add(1)..m.epoch {
         let cut_whole = m
             .cuts
             .iter()
@@ -348,12 +348,16 @@ fn check_checkpoint(
     }
     let mut newest = 0u64;
     for c in &m.chunks {
+        if let Some(n) = c.files.table {
+            let t = crate::funk::table::TableReader::open(st, dir, n, m.store)?;
+            newest = newest.max(crate::version::epoch_of(t.footer.max_version));
+        }
         for &n in &c.files.logs {
             newest = newest.max(LogSegment::newest_epoch(st, dir, n, m.store)?);
         }
     }
     if newest > c_epoch {
-        return Err(stale(format!("its logs hold writes of epoch {newest}")));
+        return Err(stale(format!("its files hold writes of epoch {newest}")));
     }
     Ok(())
 }
@@ -494,4 +498,55 @@ fn read_header(st: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
     let mut buf = vec![0u8; (len.min(FILE_HEADER_LEN as u64)) as usize];
     f.read_at(0, &mut buf).map_err(|e| Error::io(path, e))?;
     Ok(Some(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemFs;
+
+    /// Versions carry the epoch in 24 bits and every open takes a new one:
+    /// at the last epoch, open refuses with a typed error and writes
+    /// nothing (old code wrapped, and every later put became invisible).
+    #[test]
+    fn the_last_epoch_refuses_to_open_instead_of_wrapping() {
+        let fs = Arc::new(MemFs::new());
+        let dir = Path::new("/db");
+        let opts = || Options::default().storage(fs.clone());
+        let db = opts().open(dir).unwrap();
+        db.put("k", "v").unwrap();
+        drop(db);
+        // Two epochs before the last: this open takes the last one.
+        let mut m = Manifest::load(fs.as_ref(), dir).unwrap().unwrap();
+        m.epoch = max_epoch() - 1;
+        m.generation += 1;
+        m.store(fs.as_ref(), dir).unwrap();
+        let opened = CheckpointFile::open(fs.as_ref(), dir, m.store).unwrap();
+        opened
+            .file
+            .record(
+                m.epoch,
+                recovery::last_version(m.epoch),
+                m.generation,
+                &opened.logs,
+            )
+            .unwrap();
+        drop(opened);
+        let db = opts().open(dir).unwrap();
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+        db.put("k2", "v2").unwrap();
+        drop(db);
+        let before = fs.read_file(&dir.join(MANIFEST)).unwrap();
+        match opts().open(dir) {
+            Err(Error::Exhausted(what)) => assert_eq!(what, "epoch"),
+            other => panic!("expected Exhausted, got {other:?}"),
+        }
+        assert_eq!(
+            fs.read_file(&dir.join(MANIFEST)).unwrap(),
+            before,
+            "nothing written"
+        );
+        let m = Manifest::load(fs.as_ref(), dir).unwrap().unwrap();
+        assert_eq!(m.epoch, max_epoch());
+    }
 }

@@ -42,7 +42,7 @@ impl DbInner {
         stats::add(&self.counters.local().funks_opened, 1);
         chunk
             .counter
-            .fetch_max(info.max_counter + 1, Ordering::AcqRel);
+            .fetch_max(info.max_counter.saturating_add(1), Ordering::AcqRel);
         let funk = Arc::new(funk);
         chunk.set_funk(funk.clone());
         Ok(funk)

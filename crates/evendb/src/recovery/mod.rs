@@ -87,7 +87,7 @@ impl RecoveryTable {
 /// The last version `epoch` can have: a checkpoint at it means the whole
 /// epoch is durable (a clean close, or `Sync` durability).
 pub(crate) fn last_version(epoch: u64) -> u64 {
-    first_version(epoch + 1).wrapping_sub(1)
+    first_version(epoch.saturating_add(1)).wrapping_sub(1)
 }
 
 /// The cut recovery makes in `epoch`, the epoch that ran before this open,

@@ -483,6 +483,70 @@ impl LogSegment {
         Ok(newest)
     }
 
+    /// Reads every record of segment `number` that passes its checksums,
+    /// for salvage: after damage, reading resumes at the next valid record.
+    /// Returns the damaged regions skipped as (offset, bytes, why). A file
+    /// larger than [`SALVAGE_LIMIT`] is refused.
+    pub fn salvage(
+        storage: &dyn Storage,
+        dir: &Path,
+        number: u64,
+        store: StoreId,
+        visit: &mut dyn FnMut(crate::entry::Entry),
+    ) -> Result<Vec<(u64, u64, String)>> {
+        let (path, file) = open_file(storage, dir, number)?;
+        let len = file.len().map_err(|e| Error::io(&path, e))?;
+        if len > SALVAGE_LIMIT {
+            return Err(Error::corruption(
+                &path,
+                0,
+                format!("log of {len} bytes is larger than repair reads ({SALVAGE_LIMIT})"),
+            ));
+        }
+        let mut data = vec![0u8; len as usize];
+        file.read_at(0, &mut data)
+            .map_err(|e| Error::io(&path, e))?;
+        let mut damage = Vec::new();
+        let header_ok = FileHeader::check(&data, store, FileKind::Log, number);
+        if let Err(e) = &header_ok {
+            damage.push((0, FILE_HEADER_LEN as u64, format!("file header: {e:?}")));
+        }
+        let seed = codec::seed(store, FileKind::Log, number);
+        let mut pos = FILE_HEADER_LEN.min(data.len());
+        while pos < data.len() {
+            match decode_at(&data, pos, seed) {
+                Some((h, key)) => {
+                    let value_at = pos + HEADER_LEN + key.len();
+                    let value = (h.kind != KIND_DELETE).then(|| {
+                        data.get(value_at..value_at + h.value_len as usize)
+                            .unwrap_or_default()
+                            .to_vec()
+                    });
+                    visit(crate::entry::Entry {
+                        key: key.to_vec(),
+                        value,
+                        version: h.version,
+                        counter: h.counter,
+                    });
+                    pos += HEADER_LEN + h.body_len();
+                }
+                None => {
+                    let next = (pos + 1..data.len())
+                        .find(|&p| decode_at(&data, p, seed).is_some())
+                        .unwrap_or(data.len());
+                    let why = if next == data.len() {
+                        "damaged or torn end"
+                    } else {
+                        "damaged records"
+                    };
+                    damage.push((pos as u64, (next - pos) as u64, why.to_string()));
+                    pos = next;
+                }
+            }
+        }
+        Ok(damage)
+    }
+
     /// True if a record at `offset` starts a new part.
     fn starts_part(&self, parts: &Parts, offset: u64) -> bool {
         parts
@@ -944,6 +1008,9 @@ pub(crate) struct CheckedLog {
     /// Bytes after it: a torn tail.
     pub torn: u64,
 }
+
+/// The largest log [`LogSegment::salvage`] reads (whole, into memory).
+pub(crate) const SALVAGE_LIMIT: u64 = 1 << 30;
 
 /// Bytes of log read at a time when a whole log is checked.
 const CHECK_WINDOW: usize = 1 << 20;
