@@ -25,10 +25,15 @@ use std::process::ExitCode;
 /// as text when they are printable UTF-8 not starting with 0x, else as 0x-hex,
 /// so a key as printed can be passed back as an argument.
 ///
-/// Exit codes: 0 ok; 1 error; 2 bad usage; 3 the store is damaged (verify
-/// found problems, or a command met corrupt data); 4 get found no such key.
+/// Exit codes: 0 ok; 1 error; 2 bad usage; 3 the store is damaged; 4 get
+/// found no such key (`--help` shows the full table).
 #[derive(Debug, Parser)]
-#[command(name = "evendb", version, max_term_width = 100)]
+#[command(
+    name = "evendb",
+    version,
+    max_term_width = 100,
+    after_long_help = failure::EXIT_CODES_HELP
+)]
 struct Cli {
     /// The store's directory. Only `put` and `load` create a store; every
     /// other command refuses a path that holds none.
@@ -155,6 +160,12 @@ enum Command {
     },
     /// Read and check every file of the store; exit code 3 if anything is
     /// wrong.
+    ///
+    /// Also shows what is no damage but worth knowing: logs that end in a
+    /// torn tail (a write cut short by a crash, after the length the last
+    /// checkpoint recorded durable; the next replay of the log drops it)
+    /// and files that opening the store moved into lost+found/ (files the
+    /// MANIFEST does not list that may hold data: kept, but not used).
     Verify {
         /// Print the report as one JSON object.
         #[arg(long)]
@@ -181,6 +192,28 @@ enum Command {
     /// Rebuild every chunk now, merging each table with its log (reclaims
     /// the space of deleted and overwritten pairs).
     Compact,
+    /// Salvage what checksums allow from a damaged store into a new store
+    /// at NEW_DIR, and print what was lost.
+    ///
+    /// The store at --db is only read, never changed (it need not open:
+    /// a store with a damaged or lost MANIFEST can be repaired). Every
+    /// table block and log record that passes its checksums is read; a
+    /// damaged block or record is skipped and reported with its file,
+    /// offset and size. For each key the newest version read wins, and the
+    /// surviving pairs are written into NEW_DIR. Keys held only in a
+    /// damaged region are lost, and a key whose newest version was there
+    /// comes back with an older value (or undeleted). Exit code 0 if
+    /// nothing was lost, 3 if something was (NEW_DIR is written all the
+    /// same), 1 if the repair could not run.
+    Repair {
+        /// Where to write the new store: must not exist, or be an empty
+        /// directory, outside the store.
+        #[arg(long, value_name = "NEW_DIR")]
+        out: PathBuf,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -232,5 +265,12 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
         assert_eq!(crate::failure::exit::USAGE, 2);
+    }
+
+    #[test]
+    fn long_help_shows_the_exit_code_table() {
+        use clap::CommandFactory;
+        let help = super::Cli::command().render_long_help().to_string();
+        assert!(help.contains(crate::failure::EXIT_CODES_HELP), "{help}");
     }
 }

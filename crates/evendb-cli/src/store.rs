@@ -2,9 +2,11 @@
 //!
 //! Only `put` and `load` may create a store. Every other command opens with
 //! `create_if_missing(false)` after checking, without touching anything,
-//! that the path holds a store, so the tool can name the exact problem
-//! (missing directory, empty directory, foreign files) before the engine
-//! refuses.
+//! that the path is a directory that is not empty, so the tool can name the
+//! exact problem (missing directory, a file, empty directory) before the
+//! engine refuses. A directory without a MANIFEST is left to the engine,
+//! which tells evendb files whose MANIFEST is lost (`NoManifest`: damage)
+//! from foreign files (`NotAStore`) and touches neither.
 //!
 //! The tool runs no maintenance thread (`maintenance_threads(0)`): a put that
 //! fills a chunk's log rebuilds the chunk before it returns. A one-shot
@@ -72,8 +74,9 @@ pub fn open(path: &Path, create: Create) -> Outcome<Store> {
         })
 }
 
-/// Refuses, without writing anything, a path that holds no store.
-fn check_is_store(path: &Path) -> Outcome {
+/// Refuses, without writing anything, a path that cannot hold a store: a
+/// missing directory, a file, an empty directory.
+pub fn check_is_store(path: &Path) -> Outcome {
     let cannot = format!("cannot open the store at {}", path.display());
     let create_hint = "check the path; only `evendb put` and `evendb load` create a new store";
     match std::fs::metadata(path) {
@@ -91,21 +94,11 @@ fn check_is_store(path: &Path) -> Outcome {
         }
         Err(e) => return Err(Failure::io(&format!("{cannot}: cannot read"), path, &e)),
     }
-    match std::fs::metadata(path.join("MANIFEST")) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let empty = std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none());
-            let what = if empty {
-                "the directory is empty"
-            } else {
-                "the directory holds no MANIFEST, so it is not an evendb store"
-            };
-            Err(Failure::new(format!("{cannot}: {what}")).hint(create_hint))
+    match std::fs::read_dir(path).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => {
+            Err(Failure::new(format!("{cannot}: the directory is empty")).hint(create_hint))
         }
-        Err(e) => Err(Failure::io(
-            &format!("{cannot}: cannot read"),
-            &path.join("MANIFEST"),
-            &e,
-        )),
+        Ok(false) => Ok(()),
+        Err(e) => Err(Failure::io(&format!("{cannot}: cannot read"), path, &e)),
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{evendb, files, ok, open};
+use common::{evendb, files, ok, open, FILE_HEADER_LEN};
 use std::collections::BTreeMap;
 
 /// Every command that must not create a store, with arguments.
@@ -96,18 +96,25 @@ fn a_store_held_open_by_another_process_is_locked() {
     assert_eq!(ok(&db, &["get", "k"]), "v\n");
 }
 
-/// Files of a store less what every open changes (the engine has no
-/// read-only open): the MANIFEST's epoch and checksum are blanked (each open
-/// writes epoch + 1) and CHECKPOINT is left out (each open records the new
-/// epoch there). Nothing else may change.
-fn files_but_epoch(db: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
-    let mut f = files(db);
-    f.remove("CHECKPOINT");
-    let m = f.get_mut("MANIFEST").unwrap();
-    let n = m.len();
-    m[16..24].fill(0);
-    m[n - 4..].fill(0);
-    f
+/// What a command that only reads must leave as it was. The engine has no
+/// read-only open: every open stores a new MANIFEST (the next generation
+/// and epoch; files deleted since the last one drop off its obsolete list)
+/// and records the epoch in CHECKPOINT. So those two are compared by what
+/// they mean, the chunks and the sizes of their files as `chunks --json`
+/// lists them, and every other file (tables, logs, anything moved into
+/// lost+found/) byte for byte.
+#[derive(Debug, PartialEq)]
+struct Picture {
+    files: BTreeMap<String, Vec<u8>>,
+    chunks: serde_json::Value,
+}
+
+fn picture(db: &std::path::Path) -> Picture {
+    let mut files = files(db);
+    files.remove("MANIFEST");
+    files.remove("CHECKPOINT");
+    let chunks = serde_json::from_str(&ok(db, &["chunks", "--json"])).unwrap();
+    Picture { files, chunks }
 }
 
 #[test]
@@ -131,16 +138,18 @@ fn a_corrupt_table_is_reported_with_file_and_offset_and_left_as_is() {
         .expect("compact wrote a table");
     let path = db.join(&table);
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[20] ^= 0xff; // inside the first data block
+    bytes[FILE_HEADER_LEN as usize + 20] ^= 0xff; // inside the first data block
     std::fs::write(&path, bytes).unwrap();
-    let before = files_but_epoch(&db);
+    let before = picture(&db);
 
     for args in [&["get", "user001"][..], &["scan"], &["dump"]] {
         let r = evendb(&db, args);
         assert_eq!(r.code, 3, "{args:?}: {r:?}");
         assert!(
-            r.stderr
-                .contains(&format!("corrupt data in {} at offset 0", path.display())),
+            r.stderr.contains(&format!(
+                "corrupt data in {} at offset {FILE_HEADER_LEN}",
+                path.display()
+            )),
             "{args:?}: {r:?}"
         );
         assert!(
@@ -148,7 +157,7 @@ fn a_corrupt_table_is_reported_with_file_and_offset_and_left_as_is() {
                 .contains(&format!("evendb --db {} verify", db.display())),
             "{r:?}"
         );
-        assert_eq!(files_but_epoch(&db), before, "{args:?} changed the store");
+        assert_eq!(picture(&db), before, "{args:?} changed the store");
     }
     let r = evendb(&db, &["verify"]);
     assert_eq!(r.code, 3, "{r:?}");
@@ -163,7 +172,7 @@ fn a_corrupt_table_is_reported_with_file_and_offset_and_left_as_is() {
         r.stdout.ends_with("FAILED: 1 problems, 0 orphan files\n"),
         "{r:?}"
     );
-    assert_eq!(files_but_epoch(&db), before);
+    assert_eq!(picture(&db), before);
 }
 
 #[test]
@@ -201,23 +210,28 @@ fn a_damaged_log_record_before_valid_ones_is_reported_and_not_truncated() {
         .expect("puts wrote a log");
     let path = db.join(&log);
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[40] ^= 0xff; // the key of the first record: its body checksum fails
+    // The key of the first record (after its 36-byte record header): its
+    // body checksum fails.
+    bytes[FILE_HEADER_LEN as usize + 40] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
-    let before = files_but_epoch(&db);
+    let before = picture(&db);
 
     for args in [&["get", "k1"][..], &["scan"], &["stats", "--open"]] {
         let r = evendb(&db, args);
         assert_eq!(r.code, 3, "{args:?}: {r:?}");
+        // The engine's detail goes on to say why this is damage and not a
+        // torn tail: the record lies before the length the last checkpoint
+        // recorded durable (as here), or valid records follow it.
         assert!(
             r.stderr.contains(&format!(
-                "corrupt data in {} at offset 0: damaged log record followed by valid records",
+                "corrupt data in {} at offset {FILE_HEADER_LEN}: damaged log record",
                 path.display()
             )),
             "{args:?}: {r:?}"
         );
         assert!(r.stderr.contains("hint: run `evendb --db"), "{r:?}");
         assert_eq!(
-            files_but_epoch(&db),
+            picture(&db),
             before,
             "{args:?} cut the log as if its tail were torn"
         );
@@ -230,4 +244,98 @@ fn a_damaged_log_record_before_valid_ones_is_reported_and_not_truncated() {
         report["problems"][0].as_str().unwrap().contains(&log),
         "{report}"
     );
+}
+
+#[test]
+fn a_missing_listed_log_is_damage_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for i in 0..5 {
+        ok(&db, &["put", &format!("k{i}"), "value"]);
+    }
+    let log = files(&db)
+        .into_keys()
+        .find(|n| n.ends_with(".log"))
+        .expect("puts wrote a log");
+    std::fs::remove_file(db.join(&log)).unwrap();
+    let before = files(&db);
+    let dump = dir.path().join("out.jsonl");
+    let backup = dir.path().join("backup");
+    for args in [
+        &["get", "k1"][..],
+        &["scan"],
+        &["stats"],
+        &["chunks"],
+        &["verify"],
+        &["verify", "--json"],
+        &["stats", "--open"],
+        &["chunks", "--open"],
+        &["dump", dump.to_str().unwrap()],
+        &["put", "k", "v"],
+        &["delete", "k1"],
+        &["compact"],
+        &["backup", backup.to_str().unwrap()],
+    ] {
+        let r = evendb(&db, args);
+        assert_eq!(r.code, 3, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains(&format!(
+                "{} is listed in the store's MANIFEST but does not exist",
+                db.join(&log).display()
+            )),
+            "{args:?}: {r:?}"
+        );
+        assert!(
+            r.stderr.contains("hint: restore the store from a backup")
+                && r.stderr.contains("repair --out"),
+            "{args:?}: {r:?}"
+        );
+        assert_eq!(files(&db), before, "{args:?} changed the store");
+    }
+    assert!(!dump.exists() && !backup.exists());
+}
+
+#[test]
+fn a_write_into_evendb_files_without_a_manifest_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for i in 0..5 {
+        ok(&db, &["put", &format!("k{i}"), &format!("value {i}")]);
+    }
+    std::fs::remove_file(db.join("MANIFEST")).unwrap();
+    let before = files(&db);
+    let log = before.get("000001.log").expect("the puts' log").clone();
+    assert!(log.len() as u64 > FILE_HEADER_LEN, "the log holds the puts");
+
+    let input = dir.path().join("more.tsv");
+    std::fs::write(&input, "k9\tv9\n").unwrap();
+    for args in [
+        &["put", "k", "v"][..],
+        &["load", input.to_str().unwrap()],
+        &["delete", "k1"],
+        &["get", "k1"],
+        &["verify"],
+    ] {
+        let r = evendb(&db, args);
+        assert_eq!(r.code, 3, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains(&format!(
+                "{} holds evendb files but no MANIFEST",
+                db.display()
+            )) && r.stderr.contains("000001.log"),
+            "{args:?}: {r:?}"
+        );
+        assert!(
+            r.stderr.contains("restore the MANIFEST from a backup")
+                && r.stderr
+                    .contains(&format!("evendb --db {} repair --out", db.display())),
+            "{args:?}: {r:?}"
+        );
+        assert_eq!(files(&db), before, "{args:?} changed the store");
+        assert_eq!(
+            files(&db)["000001.log"],
+            log,
+            "{args:?} started a new store over the old log"
+        );
+    }
 }

@@ -64,7 +64,8 @@ impl RepairReport {
 /// exist, or be empty). `src` is only read.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `dest` holds files; I/O errors reading
+/// [`Error::InvalidArgument`] if `dest` holds files; [`Error::Locked`] if
+/// another handle has `src` open; I/O errors reading
 /// `src` directories or writing `dest`. Damage in `src` is not an error:
 /// it is reported in the [`RepairReport`].
 ///
@@ -86,6 +87,21 @@ pub fn repair(src: impl AsRef<Path>, dest: impl AsRef<Path>) -> Result<RepairRep
             dest.display()
         )));
     }
+    // The source must not change under the salvage: hold its lock (a
+    // source without a LOCK file is read as it is, nothing is created).
+    let lock_path = src.join("LOCK");
+    let _lock = if st
+        .exists(&lock_path)
+        .map_err(|e| Error::io(&lock_path, e))?
+    {
+        Some(
+            st.lock(&lock_path)
+                .map_err(|e| Error::io(&lock_path, e))?
+                .ok_or_else(|| Error::Locked(src.to_path_buf()))?,
+        )
+    } else {
+        None
+    };
     let mut report = RepairReport::default();
     let manifest = match Manifest::load(&st, src) {
         Ok(Some(m)) => Some(m),

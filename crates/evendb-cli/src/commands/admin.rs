@@ -1,13 +1,17 @@
 //! `stats`, `verify`, `backup`, `chunks`, `compact`.
 
-use super::Context;
+use super::{plural, resolved, Context};
 use crate::failure::{exit, Failure, Outcome};
 use crate::store::{self, Create};
 use evendb::{ChunkInfo, Db, IntegrityReport};
 use indicatif::HumanBytes;
 use serde_json::{json, Value};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+/// The subfolder where an open of the store moves files it will neither
+/// use nor delete.
+const LOST_FOUND: &str = "lost+found";
 
 fn list_chunks(ctx: &Context, db: &Db) -> Outcome<Vec<ChunkInfo>> {
     db.chunks()
@@ -136,6 +140,11 @@ fn verify_store(ctx: &Context, db: &Db, path: &Path) -> Outcome<IntegrityReport>
 
 fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
     if as_json {
+        let torn: Vec<Value> = r
+            .torn_tails
+            .iter()
+            .map(|(file, bytes)| json!({ "file": file, "bytes": bytes }))
+            .collect();
         let doc = json!({
             "path": path.display().to_string(),
             "ok": r.is_ok(),
@@ -144,6 +153,8 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
             "logs": r.logs,
             "entries": r.entries,
             "orphans": r.orphans,
+            "torn_tails": torn,
+            "lost_and_found": r.lost_and_found,
             "problems": r.problems,
         });
         outln!("{doc:#}");
@@ -162,6 +173,29 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
     }
     for o in &r.orphans {
         outln!("orphan: {o} (an engine file the MANIFEST does not list)");
+    }
+    for (file, bytes) in &r.torn_tails {
+        outln!(
+            "torn tail: {file} ends in {} after its last whole record (a write cut short \
+             by a crash, after the length the last checkpoint recorded durable); no damage: \
+             the next replay of the log drops it",
+            plural(*bytes, "byte")
+        );
+    }
+    for f in &r.lost_and_found {
+        outln!(
+            "lost+found: {f} (moved aside by an open of the store: not listed in its \
+             MANIFEST, and not known to be safe to delete)"
+        );
+    }
+    if !r.lost_and_found.is_empty() {
+        let dir = path.join(LOST_FOUND);
+        outln!(
+            "  hint: the store does not use the files in {}; evendb keeps them rather than \
+             delete data. Find out where they came from (a file of another store? a file left \
+             by restoring a backup?), then move them away or delete them",
+            dir.display()
+        );
     }
     if r.is_ok() {
         outln!("ok");
@@ -184,17 +218,6 @@ pub fn verify(ctx: &Context, as_json: bool) -> Outcome<u8> {
     } else {
         exit::DAMAGED
     })
-}
-
-/// `path` made absolute with symlinks resolved as far as it exists.
-fn resolved(path: &Path) -> PathBuf {
-    if let Ok(p) = path.canonicalize() {
-        return p;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => resolved(parent).join(name),
-        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-    }
 }
 
 pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {

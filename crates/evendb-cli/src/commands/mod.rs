@@ -12,6 +12,7 @@ mod admin;
 mod data;
 mod dump;
 mod load;
+mod repair;
 
 pub use admin::StatsFormat;
 
@@ -21,7 +22,7 @@ use crate::progress::Progress;
 use crate::{Command, Range};
 use std::io::{self, Write};
 use std::ops::Bound;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Start and end of a key range, as `Db::scan` takes them.
 pub type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
@@ -105,6 +106,7 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
         Command::Backup { dest, verify } => admin::backup(ctx, &dest, verify),
         Command::Chunks { json, open } => admin::chunks(ctx, json, open),
         Command::Compact => admin::compact(ctx),
+        Command::Repair { out, json } => repair::repair(ctx, &out, json),
     }
 }
 
@@ -121,4 +123,24 @@ pub fn write_line(args: std::fmt::Arguments<'_>) -> Outcome {
 /// A failed write to standard output; see [`Failure::stdout`].
 fn stdout_failed(e: io::Error) -> Outcome<u8> {
     Err(Failure::stdout(&e))
+}
+
+/// `path` made absolute with symlinks resolved as far as it exists (to
+/// tell whether a destination lies inside the store).
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => resolved(parent).join(name),
+        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+/// `n` and a noun in the singular or plural: "1 byte", "20 bytes".
+fn plural(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }

@@ -56,19 +56,30 @@ pub fn contents(db: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
         .expect("scan store")
 }
 
-/// Name and bytes of every file in `dir` (not recursive); empty if the
-/// directory is missing.
+/// Bytes of the header every table and log file starts with: an empty log
+/// is this long, and the first table block or log record starts here.
+pub const FILE_HEADER_LEN: u64 = 48;
+
+/// Name and bytes of every file in `dir` and its subfolders (such as
+/// `lost+found/`), named by their path relative to `dir` with `/`; empty if
+/// the directory is missing.
 pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    add_files(dir, "", &mut out);
+    out
+}
+
+fn add_files(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return BTreeMap::new();
+        return;
     };
-    entries
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().into_string().unwrap(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
+    for e in entries {
+        let e = e.unwrap();
+        let name = format!("{prefix}{}", e.file_name().into_string().unwrap());
+        if e.file_type().unwrap().is_dir() {
+            add_files(&e.path(), &format!("{name}/"), out);
+        } else {
+            out.insert(name, std::fs::read(e.path()).unwrap());
+        }
+    }
 }

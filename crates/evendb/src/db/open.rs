@@ -90,7 +90,8 @@ impl Db {
                 .filter(|n| *n != LOCK_FILE && is_store_file(n))
                 .cloned()
                 .collect();
-            if !ours.is_empty() && !leftovers_of_creation(st, dir, &ours)? {
+            let leftovers = !ours.is_empty() && leftovers_of_creation(st, dir, &ours)?;
+            if !ours.is_empty() && !leftovers {
                 let mut files = ours;
                 files.sort();
                 files.truncate(40);
@@ -99,7 +100,9 @@ impl Db {
                     files,
                 });
             }
-            if !opts.create_if_missing || names.iter().any(|n| n != LOCK_FILE) {
+            // Only evendb's own leftovers of an interrupted creation may be
+            // here, and they hold nothing: the creation starts over.
+            if !opts.create_if_missing || names.iter().any(|n| !is_store_file(n)) {
                 return Err(Error::NotAStore(dir.to_path_buf()));
             }
         }
@@ -548,5 +551,29 @@ mod tests {
         );
         let m = Manifest::load(fs.as_ref(), dir).unwrap().unwrap();
         assert_eq!(m.epoch, max_epoch());
+    }
+
+    /// A creation cut short by a crash at any step leaves only empty
+    /// leftovers, and the next open starts the creation over (it used to
+    /// refuse the directory as not a store, forever).
+    #[test]
+    fn a_creation_interrupted_at_any_step_is_started_over() {
+        use crate::vfs::{CrashMode, Fault};
+        for step in 1..16 {
+            for seed in 0..4 {
+                let fs = Arc::new(MemFs::new());
+                let dir = Path::new("/db");
+                let opts = || Options::default().storage(fs.clone());
+                fs.set_fault(Some(Fault::CrashAt(step)));
+                let first = opts().open(dir);
+                fs.set_fault(None);
+                drop(first);
+                fs.crash(CrashMode::Random { seed });
+                let db = opts()
+                    .open(dir)
+                    .unwrap_or_else(|e| panic!("step {step}, seed {seed}: {e}"));
+                db.put("k", "v").unwrap();
+            }
+        }
     }
 }
