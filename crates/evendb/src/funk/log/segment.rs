@@ -411,11 +411,23 @@ impl LogSegment {
                 .map_err(|e| Error::io(&path, e))?;
         }
         let last_counter = records.last().map_or(0, |r| r.counter);
-        let mark = DurableMark {
+        let end = DurableMark {
             len: pos,
             counter: last_counter,
         };
-        let segment = Self::with_file(number, path, file, mark, config);
+        // What this process read need not be on the device yet (a killed
+        // process leaves its writes in the page cache): only the length a
+        // checkpoint recorded is known durable, and the next checkpoint
+        // syncs the rest before recording it.
+        let synced = config.durable.get(&number).copied().unwrap_or(DurableMark {
+            len: FIRST_RECORD,
+            counter: 0,
+        });
+        let segment = Self::with_file(number, path, file, end, config);
+        if synced != end {
+            *segment.synced.lock() = synced;
+            segment.dirty.store(true, Ordering::Release);
+        }
         debug_assert_eq!(segment.seed, seed);
         let mut max_counter = 0;
         let mut parts = Parts::default();
