@@ -199,15 +199,7 @@ fn a_corrupt_manifest_stops_every_command_and_is_left_as_is() {
 
 #[test]
 fn a_damaged_log_record_before_valid_ones_is_reported_and_not_truncated() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("store");
-    for i in 0..5 {
-        ok(&db, &["put", &format!("k{i}"), "value"]);
-    }
-    let log = files(&db)
-        .into_keys()
-        .find(|n| n.ends_with(".log"))
-        .expect("puts wrote a log");
+    let (_dir, db, log) = store_with_a_log();
     let path = db.join(&log);
     let mut bytes = std::fs::read(&path).unwrap();
     // The key of the first record (after its 36-byte record header): its
@@ -248,15 +240,7 @@ fn a_damaged_log_record_before_valid_ones_is_reported_and_not_truncated() {
 
 #[test]
 fn a_missing_listed_log_is_damage_for_every_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("store");
-    for i in 0..5 {
-        ok(&db, &["put", &format!("k{i}"), "value"]);
-    }
-    let log = files(&db)
-        .into_keys()
-        .find(|n| n.ends_with(".log"))
-        .expect("puts wrote a log");
+    let (dir, db, log) = store_with_a_log();
     std::fs::remove_file(db.join(&log)).unwrap();
     let before = files(&db);
     let dump = dir.path().join("out.jsonl");
@@ -338,4 +322,18 @@ fn a_write_into_evendb_files_without_a_manifest_is_refused_and_changes_nothing()
             "{args:?} started a new store over the old log"
         );
     }
+}
+
+/// A store of five puts made by the tool, and the name of its log.
+fn store_with_a_log() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for i in 0..5 {
+        ok(&db, &["put", &format!("k{i}"), "value"]);
+    }
+    let log = files(&db)
+        .into_keys()
+        .find(|n| n.ends_with(".log"))
+        .expect("puts wrote a log");
+    (dir, db, log)
 }
