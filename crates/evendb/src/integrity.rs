@@ -143,7 +143,7 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
             // what is published; a closed one straight from the file.
             let outcome = match inner.open_files.live_log(n) {
                 Some(seg) => seg.image(seg.len()).map(|i| (i.records.len() as u64, 0)),
-                None => LogSegment::check_file(
+                None => crate::funk::log::check_file(
                     st,
                     dir,
                     n,

@@ -20,12 +20,11 @@
 //! 4. For each key, the newest version read wins; tombstones drop the key.
 //!    The survivors are written, in key order, into a new store at `dest`.
 
-use crate::codec::{FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
-use crate::db::{is_engine_file, LOST_FOUND};
+use crate::codec::{FileHeader, FileKind, StoreId};
+use crate::db::{is_engine_file, read_header, LOST_FOUND};
 use crate::entry::Entry;
 use crate::error::{Error, Result};
-use crate::funk::log::LogSegment;
-use crate::funk::table::{TableReader, TableWriter};
+use crate::funk::table::TableReader;
 use crate::manifest::Manifest;
 use crate::recovery::RecoveryTable;
 use crate::vfs::{StdFs, Storage};
@@ -207,12 +206,10 @@ fn store_files(
                 continue;
             };
             let path = dir.join(&name);
-            let mut head = [0u8; FILE_HEADER_LEN];
-            let header = st
-                .open(&path)
-                .and_then(|f| f.read_at(0, &mut head))
+            let header = read_header(st, &path)
                 .ok()
-                .and_then(|()| FileHeader::decode(&head).ok());
+                .flatten()
+                .and_then(|head| FileHeader::decode(&head).ok());
             match header {
                 Some(h) if h.number == n => found.push((dir.clone(), n, h.kind, h.store)),
                 _ => report
@@ -232,18 +229,11 @@ fn store_files(
     for f in foreign {
         report.skipped_files.push(format!(
             "{}: belongs to another store ({})",
-            f.0.join(file_name(f.2, f.1)).display(),
+            f.0.join(crate::funk::file_name(f.2, f.1)).display(),
             f.3
         ));
     }
     Ok(ours)
-}
-
-fn file_name(kind: FileKind, n: u64) -> String {
-    match kind {
-        FileKind::Table => TableWriter::file_name(n),
-        _ => LogSegment::file_name(n),
-    }
 }
 
 /// Reads what checksums allow of one file, handing each entry to `keep`.
@@ -256,10 +246,10 @@ fn salvage_file(
     report: &mut RepairReport,
     keep: &mut dyn FnMut(Entry),
 ) {
-    let path = dir.join(file_name(kind, n));
+    let path = dir.join(crate::funk::file_name(kind, n));
     let outcome = match kind {
         FileKind::Table => salvage_table(st, dir, n, store, report, keep),
-        _ => LogSegment::salvage(st, dir, n, store, &mut |e| {
+        _ => crate::funk::log::salvage(st, dir, n, store, &mut |e| {
             report.records_salvaged += 1;
             keep(e)
         })

@@ -62,6 +62,16 @@ fn listing(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// The store's largest log file.
+fn largest_log(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .expect("a log")
+}
+
 /// A store after two sessions, and a copy of it taken between them.
 fn two_sessions() -> (tempfile::TempDir, PathBuf, PathBuf, Model) {
     let t = tempfile::tempdir().unwrap();
@@ -183,12 +193,7 @@ fn a_checkpoint_of_another_store_or_an_older_one_is_refused() {
 #[test]
 fn an_emptied_log_is_corruption() {
     let (_t, dir, _old, _want) = two_sessions();
-    let log = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let log = largest_log(&dir);
     let bytes = std::fs::read(&log).unwrap();
     assert!(bytes.len() > 48, "the log holds records");
     std::fs::write(&log, &bytes[..48]).unwrap();
@@ -233,11 +238,7 @@ fn an_unlisted_file_is_moved_to_lost_and_found_not_deleted() {
 #[test]
 fn a_huge_sparse_log_tail_is_read_in_pieces_and_reported() {
     let (_t, dir, _old, want) = two_sessions();
-    let log = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "log"))
-        .unwrap();
+    let log = largest_log(&dir);
     let f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
     let len = f.metadata().unwrap().len();
     f.set_len(len + (64 << 20)).unwrap();

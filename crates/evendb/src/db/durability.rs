@@ -86,12 +86,10 @@ impl DbInner {
             (m.generation, logs.collect())
         };
         let mut carried = self.checkpoints.logs.lock();
+        let open = self.open_files.durable_marks(&live);
         let marks: DurableLengths = live
             .into_iter()
-            .filter_map(|n| match self.open_files.live_log(n) {
-                Some(seg) => Some((n, seg.durable_mark())),
-                None => carried.get(&n).map(|&m| (n, m)),
-            })
+            .filter_map(|n| open.get(&n).or_else(|| carried.get(&n)).map(|&m| (n, m)))
             .collect();
         let unchanged = self.checkpoints.file.last().is_some_and(|c| {
             (c.epoch, c.version, c.generation) == (self.checkpoints.epoch, version, generation)

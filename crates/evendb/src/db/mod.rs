@@ -5,7 +5,7 @@ mod open;
 mod read;
 mod write;
 
-pub(crate) use open::{is_engine_file, LOST_FOUND};
+pub(crate) use open::{is_engine_file, read_header, LOST_FOUND};
 
 use crate::cache::budget::MemoryBudget;
 use crate::cache::munks::MunkCache;

@@ -356,7 +356,7 @@ fn check_checkpoint(
             newest = newest.max(crate::version::epoch_of(t.footer.max_version));
         }
         for &n in &c.files.logs {
-            newest = newest.max(LogSegment::newest_epoch(st, dir, n, m.store)?);
+            newest = newest.max(crate::funk::log::newest_epoch(st, dir, n, m.store)?);
         }
     }
     if newest > c_epoch {
@@ -374,7 +374,7 @@ fn classify_files(st: &dyn Storage, dir: &Path, m: &Manifest) -> Result<Vec<(Str
         let tables = c.files.table.map(|n| (n, FileKind::Table));
         let logs = c.files.logs.iter().map(|&n| (n, FileKind::Log));
         for (n, kind) in tables.into_iter().chain(logs) {
-            let name = file_name(kind, n);
+            let name = crate::funk::file_name(kind, n);
             let path = dir.join(&name);
             match read_header(st, &path)? {
                 None => return Err(Error::MissingFile(path)),
@@ -482,16 +482,9 @@ fn dispose_unlisted(st: &dyn Storage, dir: &Path, files: Vec<(String, Unlisted)>
     st.sync_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
-fn file_name(kind: FileKind, n: u64) -> String {
-    match kind {
-        FileKind::Table => crate::funk::table::TableWriter::file_name(n),
-        _ => LogSegment::file_name(n),
-    }
-}
-
 /// The first bytes of `path` (up to a file header), or `None` if it does
 /// not exist.
-fn read_header(st: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
+pub(crate) fn read_header(st: &dyn Storage, path: &Path) -> Result<Option<Vec<u8>>> {
     let f = match st.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

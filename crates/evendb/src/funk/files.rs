@@ -46,6 +46,15 @@ impl OpenFiles {
         self.logs.lock().get(&number).and_then(Weak::upgrade)
     }
 
+    /// The durable mark of each of `numbers` that is open, under one lock.
+    pub fn durable_marks(&self, numbers: &[u64]) -> HashMap<u64, super::log::DurableMark> {
+        let logs = self.logs.lock();
+        numbers
+            .iter()
+            .filter_map(|n| Some((*n, logs.get(n)?.upgrade()?.durable_mark())))
+            .collect()
+    }
+
     /// Drops the sorted indexes of every open segment (memory pressure).
     pub fn drop_log_indexes(&self) {
         let logs: Vec<Arc<LogSegment>> = self

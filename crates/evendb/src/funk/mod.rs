@@ -26,6 +26,14 @@ use std::iter::Peekable;
 use std::sync::Arc;
 use table::{TableIter, TableReader};
 
+/// The name of file `number` of `kind` (a table or a log).
+pub(crate) fn file_name(kind: crate::codec::FileKind, number: u64) -> String {
+    match kind {
+        crate::codec::FileKind::Table => table::TableWriter::file_name(number),
+        _ => LogSegment::file_name(number),
+    }
+}
+
 /// The files of one funk, as the manifest records them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct FunkFiles {
@@ -102,7 +110,7 @@ impl Funk {
         }
         let Some(active) = logs.pop() else {
             return Err(crate::error::Error::corruption(
-                src.dir.join(crate::manifest::MANIFEST),
+                src.dir,
                 0,
                 "a chunk without log segments",
             ));

@@ -19,8 +19,74 @@
 
 use crate::codec::{checksum, Decoder, PutLe};
 use crate::entry::{KIND_DELETE, KIND_PUT, MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use std::sync::Arc;
 
 pub(crate) const HEADER_LEN: usize = 36;
+
+/// The name of log file `number`.
+pub(crate) fn file_name(number: u64) -> String {
+    format!("{number:06}.log")
+}
+
+/// Where one record sits, with what is needed to order and find it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RecordPtr {
+    pub version: u64,
+    pub counter: u64,
+    pub offset: u64,
+    pub key_len: u32,
+    pub value_len: u32,
+    pub tombstone: bool,
+}
+
+impl RecordPtr {
+    pub fn record_len(&self) -> u64 {
+        HEADER_LEN as u64 + u64::from(self.key_len) + u64::from(self.value_len)
+    }
+
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.version, self.counter)
+    }
+}
+
+/// Per log, the length (and the counter of the record ending there) that a
+/// checkpoint recorded as durable.
+pub(crate) type DurableLengths = std::collections::HashMap<u64, DurableMark>;
+
+/// A log's durable end as a checkpoint recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct DurableMark {
+    /// Bytes of the file known durable (header included).
+    pub len: u64,
+    /// Counter of the record that ends at `len` (0 for no record).
+    pub counter: u64,
+}
+
+/// The records of a segment up to some length, read into memory: the raw
+/// bytes and one pointer per record, in log order.
+#[derive(Debug, Clone)]
+pub(crate) struct SegmentImage {
+    pub bytes: Arc<[u8]>,
+    pub records: Vec<RecordPtr>,
+}
+
+impl SegmentImage {
+    pub fn key(&self, r: &RecordPtr) -> &[u8] {
+        let start = r.offset as usize + HEADER_LEN;
+        self.bytes
+            .get(start..start + r.key_len as usize)
+            .unwrap_or_default()
+    }
+
+    /// The value of a record (`None` for a tombstone).
+    pub fn value(&self, r: &RecordPtr) -> Option<&[u8]> {
+        if r.tombstone {
+            return None;
+        }
+        let start = r.offset as usize + HEADER_LEN + r.key_len as usize;
+        self.bytes.get(start..start + r.value_len as usize)
+    }
+}
 
 /// A decoded record header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

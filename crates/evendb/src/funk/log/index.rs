@@ -6,8 +6,7 @@
 //! plus the key), is charged to the memory budget as index memory, and is
 //! dropped whole under memory pressure (it is rebuilt on demand).
 
-use super::segment::RecordPtr;
-use super::SegmentImage;
+use super::format::{RecordPtr, SegmentImage};
 use crate::prefix::partition;
 
 /// Index entries of a segment up to `covered` bytes, sorted by key, then

@@ -1,10 +1,11 @@
 //! The append log of a funk: unsorted records of puts and deletes.
 
+mod check;
 pub(crate) mod format;
 mod index;
 mod segment;
 
+pub(crate) use check::{check_file, newest_epoch, salvage};
+pub(crate) use format::{DurableLengths, DurableMark, RecordPtr, SegmentImage};
 pub(crate) use index::SegmentIndex;
-pub(crate) use segment::{
-    DurableLengths, DurableMark, LogConfig, LogSegment, RecordPtr, Replay, SegmentImage,
-};
+pub(crate) use segment::{LogConfig, LogSegment, Replay};

@@ -25,12 +25,12 @@
 //!   syncs; threads whose record is already covered return at once, so
 //!   concurrent synchronous puts share one fsync.
 
-use super::format::{self, Header, HEADER_LEN};
+use super::check::{check_records, decode_at, decode_records, open_file};
+use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
 use super::index::SegmentIndex;
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
-use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
 use crate::stats::FilterProbe;
 use crate::vfs::{Storage, StorageFile};
@@ -39,27 +39,6 @@ use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Where one record sits, with what is needed to order and find it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RecordPtr {
-    pub version: u64,
-    pub counter: u64,
-    pub offset: u64,
-    pub key_len: u32,
-    pub value_len: u32,
-    pub tombstone: bool,
-}
-
-impl RecordPtr {
-    pub fn record_len(&self) -> u64 {
-        HEADER_LEN as u64 + u64::from(self.key_len) + u64::from(self.value_len)
-    }
-
-    pub fn stamp(&self) -> (u64, u64) {
-        (self.version, self.counter)
-    }
-}
 
 /// How a segment sizes its parts and where it charges their filters.
 #[derive(Debug, Clone)]
@@ -72,19 +51,6 @@ pub(crate) struct LogConfig {
     /// Durable lengths recorded by the last checkpoint before this open:
     /// damage before them is corruption, not a torn tail.
     pub durable: Arc<DurableLengths>,
-}
-
-/// Per log, the length (and the counter of the record ending there) that a
-/// checkpoint recorded as durable.
-pub(crate) type DurableLengths = std::collections::HashMap<u64, DurableMark>;
-
-/// A log's durable end as a checkpoint recorded it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct DurableMark {
-    /// Bytes of the file known durable (header included).
-    pub len: u64,
-    /// Counter of the record that ends at `len` (0 for no record).
-    pub counter: u64,
 }
 
 impl LogConfig {
@@ -273,32 +239,6 @@ pub(crate) struct Replay {
     pub truncated: u64,
 }
 
-/// The records of a segment up to some length, read into memory: the raw
-/// bytes and one pointer per record, in log order.
-#[derive(Debug, Clone)]
-pub(crate) struct SegmentImage {
-    pub bytes: Arc<[u8]>,
-    pub records: Vec<RecordPtr>,
-}
-
-impl SegmentImage {
-    pub fn key(&self, r: &RecordPtr) -> &[u8] {
-        let start = r.offset as usize + HEADER_LEN;
-        self.bytes
-            .get(start..start + r.key_len as usize)
-            .unwrap_or_default()
-    }
-
-    /// The value of a record (`None` for a tombstone).
-    pub fn value(&self, r: &RecordPtr) -> Option<&[u8]> {
-        if r.tombstone {
-            return None;
-        }
-        let start = r.offset as usize + HEADER_LEN + r.key_len as usize;
-        self.bytes.get(start..start + r.value_len as usize)
-    }
-}
-
 /// One record as an append reports it.
 #[derive(Debug, Clone)]
 pub(crate) struct Appended {
@@ -309,7 +249,7 @@ pub(crate) struct Appended {
 
 impl LogSegment {
     pub fn file_name(number: u64) -> String {
-        format!("{number:06}.log")
+        format::file_name(number)
     }
 
     /// Creates an empty segment: its header, written and synced. The caller
@@ -464,99 +404,6 @@ impl LogSegment {
             segment,
             truncated: checked.torn,
         })
-    }
-
-    /// Checks the header and every record of segment `number` without
-    /// changing the file, as [`LogSegment::open`] would.
-    pub fn check_file(
-        storage: &dyn Storage,
-        dir: &Path,
-        number: u64,
-        store: StoreId,
-        durable: Option<DurableMark>,
-    ) -> Result<CheckedLog> {
-        let (path, file) = open_file(storage, dir, number)?;
-        check_records(&*file, &path, store, number, durable, |_, _| {})
-    }
-
-    /// The newest epoch of any whole record of segment `number` (0 for
-    /// none), reading the file in bounded pieces.
-    pub fn newest_epoch(
-        storage: &dyn Storage,
-        dir: &Path,
-        number: u64,
-        store: StoreId,
-    ) -> Result<u64> {
-        let (path, file) = open_file(storage, dir, number)?;
-        let mut newest = 0;
-        check_records(&*file, &path, store, number, None, |r, _| {
-            newest = newest.max(crate::version::epoch_of(r.version));
-        })?;
-        Ok(newest)
-    }
-
-    /// Reads every record of segment `number` that passes its checksums,
-    /// for salvage: after damage, reading resumes at the next valid record.
-    /// Returns the damaged regions skipped as (offset, bytes, why). A file
-    /// larger than [`SALVAGE_LIMIT`] is refused.
-    pub fn salvage(
-        storage: &dyn Storage,
-        dir: &Path,
-        number: u64,
-        store: StoreId,
-        visit: &mut dyn FnMut(crate::entry::Entry),
-    ) -> Result<Vec<(u64, u64, String)>> {
-        let (path, file) = open_file(storage, dir, number)?;
-        let len = file.len().map_err(|e| Error::io(&path, e))?;
-        if len > SALVAGE_LIMIT {
-            return Err(Error::corruption(
-                &path,
-                0,
-                format!("log of {len} bytes is larger than repair reads ({SALVAGE_LIMIT})"),
-            ));
-        }
-        let mut data = vec![0u8; len as usize];
-        file.read_at(0, &mut data)
-            .map_err(|e| Error::io(&path, e))?;
-        let mut damage = Vec::new();
-        let header_ok = FileHeader::check(&data, store, FileKind::Log, number);
-        if let Err(e) = &header_ok {
-            damage.push((0, FILE_HEADER_LEN as u64, format!("file header: {e:?}")));
-        }
-        let seed = codec::seed(store, FileKind::Log, number);
-        let mut pos = FILE_HEADER_LEN.min(data.len());
-        while pos < data.len() {
-            match decode_at(&data, pos, seed) {
-                Some((h, key)) => {
-                    let value_at = pos + HEADER_LEN + key.len();
-                    let value = (h.kind != KIND_DELETE).then(|| {
-                        data.get(value_at..value_at + h.value_len as usize)
-                            .unwrap_or_default()
-                            .to_vec()
-                    });
-                    visit(crate::entry::Entry {
-                        key: key.to_vec(),
-                        value,
-                        version: h.version,
-                        counter: h.counter,
-                    });
-                    pos += HEADER_LEN + h.body_len();
-                }
-                None => {
-                    let next = (pos + 1..data.len())
-                        .find(|&p| decode_at(&data, p, seed).is_some())
-                        .unwrap_or(data.len());
-                    let why = if next == data.len() {
-                        "damaged or torn end"
-                    } else {
-                        "damaged records"
-                    };
-                    damage.push((pos as u64, (next - pos) as u64, why.to_string()));
-                    pos = next;
-                }
-            }
-        }
-        Ok(damage)
     }
 
     /// True if a record at `offset` starts a new part.
@@ -994,262 +841,6 @@ impl LogSegment {
             records,
         })
     }
-}
-
-/// Opens log file `number` of `dir`; a missing file is [`Error::MissingFile`].
-fn open_file(
-    storage: &dyn Storage,
-    dir: &Path,
-    number: u64,
-) -> Result<(PathBuf, Arc<dyn StorageFile>)> {
-    let path = dir.join(LogSegment::file_name(number));
-    match storage.open(&path) {
-        Ok(f) => Ok((path, f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::MissingFile(path)),
-        Err(e) => Err(Error::io(&path, e)),
-    }
-}
-
-/// What a check of a whole log found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct CheckedLog {
-    /// Whole records.
-    pub records: u64,
-    /// Where the last whole record ends.
-    pub end: u64,
-    /// Bytes after it: a torn tail.
-    pub torn: u64,
-}
-
-/// The largest log [`LogSegment::salvage`] reads (whole, into memory).
-pub(crate) const SALVAGE_LIMIT: u64 = 1 << 30;
-
-/// Bytes of log read at a time when a whole log is checked.
-const CHECK_WINDOW: usize = 1 << 20;
-
-/// Checks the header and the records of a log file, reading it in pieces
-/// of [`CHECK_WINDOW`] (a record larger than that is read whole, once its
-/// checked header bounds it), and calls `visit` with each record and key.
-/// Errors: a bad header, damage before `durable` or a log shorter than it,
-/// a record boundary missing at `durable` or a counter that differs there,
-/// and damage followed by a valid record.
-fn check_records(
-    file: &dyn StorageFile,
-    path: &Path,
-    store: StoreId,
-    number: u64,
-    durable: Option<DurableMark>,
-    mut visit: impl FnMut(&RecordPtr, &[u8]),
-) -> Result<CheckedLog> {
-    let len = file.len().map_err(|e| Error::io(path, e))?;
-    let corrupt = |at: u64, d: String| Error::corruption(path, at, d);
-    let mut head = [0u8; FILE_HEADER_LEN];
-    if len < FILE_HEADER_LEN as u64 {
-        return Err(corrupt(
-            0,
-            format!("log of {len} bytes has no whole header"),
-        ));
-    }
-    file.read_at(0, &mut head).map_err(|e| Error::io(path, e))?;
-    FileHeader::check(&head, store, FileKind::Log, number).map_err(|e| e.into_error(path))?;
-    let seed = codec::seed(store, FileKind::Log, number);
-    if let Some(d) = durable {
-        if len < d.len {
-            return Err(corrupt(
-                len,
-                format!(
-                    "log is {len} bytes but a checkpoint recorded {} bytes durable: {} bytes lost",
-                    d.len,
-                    d.len - len
-                ),
-            ));
-        }
-    }
-    let mut out = CheckedLog {
-        end: FILE_HEADER_LEN as u64,
-        ..CheckedLog::default()
-    };
-    let mut at_durable = durable.is_none_or(|d| d.len == FILE_HEADER_LEN as u64 && d.counter == 0);
-    // `buf` holds the file's bytes from `buf_at` on.
-    let mut buf: Vec<u8> = Vec::new();
-    let mut buf_at = out.end;
-    let refill = |buf: &mut Vec<u8>, at: u64| -> Result<()> {
-        let want = usize::try_from((len - at).min(CHECK_WINDOW as u64)).unwrap_or(CHECK_WINDOW);
-        buf.resize(want, 0);
-        file.read_at(at, buf).map_err(|e| Error::io(path, e))
-    };
-    while out.end < len {
-        let mut rel = usize::try_from(out.end - buf_at).unwrap_or(usize::MAX);
-        if rel.saturating_add(HEADER_LEN) > buf.len() {
-            buf_at = out.end;
-            refill(&mut buf, buf_at)?;
-            rel = 0;
-        }
-        let Some(h) = buf
-            .get(rel..rel + HEADER_LEN)
-            .and_then(|b| format::decode_header(b, seed))
-        else {
-            break;
-        };
-        let rec_len = HEADER_LEN + h.body_len();
-        if out.end + rec_len as u64 > len {
-            break;
-        }
-        if rel + rec_len > buf.len() && rec_len <= CHECK_WINDOW {
-            buf_at = out.end;
-            refill(&mut buf, buf_at)?;
-            rel = 0;
-        }
-        let body: std::borrow::Cow<'_, [u8]> = match buf.get(rel + HEADER_LEN..rel + rec_len) {
-            Some(b) => b.into(),
-            None => {
-                let mut b = vec![0u8; h.body_len()];
-                file.read_at(out.end + HEADER_LEN as u64, &mut b)
-                    .map_err(|e| Error::io(path, e))?;
-                b.into()
-            }
-        };
-        if !format::body_matches(&h, &body, seed) {
-            break;
-        }
-        let r = RecordPtr {
-            version: h.version,
-            counter: h.counter,
-            offset: out.end,
-            key_len: h.key_len,
-            value_len: h.value_len,
-            tombstone: h.kind == KIND_DELETE,
-        };
-        visit(&r, body.get(..h.key_len as usize).unwrap_or_default());
-        out.records += 1;
-        out.end += rec_len as u64;
-        if let Some(d) = durable {
-            if out.end == d.len {
-                if h.counter != d.counter {
-                    return Err(corrupt(
-                        r.offset,
-                        format!(
-                            "the record ending at the checkpointed length has counter {}, the checkpoint recorded {}",
-                            h.counter, d.counter
-                        ),
-                    ));
-                }
-                at_durable = true;
-            }
-        }
-    }
-    if let Some(d) = durable {
-        if out.end < d.len {
-            return Err(corrupt(
-                out.end,
-                format!(
-                    "damaged log record before the checkpointed durable length {}",
-                    d.len
-                ),
-            ));
-        }
-        if !at_durable {
-            return Err(corrupt(
-                d.len,
-                "no record ends at the checkpointed durable length".to_string(),
-            ));
-        }
-    }
-    out.torn = len - out.end;
-    if out.torn > 0 {
-        if let Some(at) = find_record_after(file, path, out.end + 1, len, seed)? {
-            return Err(corrupt(
-                out.end,
-                format!("damaged log record followed by a valid record at offset {at}"),
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// The offset of the first whole, valid record starting in `from..len`, if
-/// any: read in pieces, candidates filtered by their fixed header fields
-/// before any checksum is computed.
-fn find_record_after(
-    file: &dyn StorageFile,
-    path: &Path,
-    from: u64,
-    len: u64,
-    seed: u32,
-) -> Result<Option<u64>> {
-    let mut at = from;
-    let mut window = Vec::new();
-    while at + (HEADER_LEN as u64) <= len {
-        let want = usize::try_from((len - at).min(CHECK_WINDOW as u64)).unwrap_or(CHECK_WINDOW);
-        window.resize(want, 0);
-        file.read_at(at, &mut window)
-            .map_err(|e| Error::io(path, e))?;
-        let last = window.len().saturating_sub(HEADER_LEN);
-        for p in 0..=last {
-            // Kind 1 or 2 and three zero bytes: most bytes fail here.
-            if !matches!(window.get(p + 4), Some(1 | 2))
-                || window.get(p + 5..p + 8) != Some(&[0, 0, 0])
-            {
-                continue;
-            }
-            let Some(h) = window
-                .get(p..p + HEADER_LEN)
-                .and_then(|b| format::decode_header(b, seed))
-            else {
-                continue;
-            };
-            let start = at + (p + HEADER_LEN) as u64;
-            if start + h.body_len() as u64 > len {
-                continue;
-            }
-            let mut body = vec![0u8; h.body_len()];
-            file.read_at(start, &mut body)
-                .map_err(|e| Error::io(path, e))?;
-            if format::body_matches(&h, &body, seed) {
-                return Ok(Some(at + p as u64));
-            }
-        }
-        if window.len() < CHECK_WINDOW {
-            break;
-        }
-        at += (last + 1) as u64;
-    }
-    Ok(None)
-}
-
-/// Decodes whole, checked records from the start of `data` (which sits at
-/// file offset `base`); returns them and where decoding stopped.
-fn decode_records(data: &[u8], base: u64, seed: u32) -> (Vec<RecordPtr>, usize) {
-    let mut records = Vec::new();
-    let mut pos = 0usize;
-    while pos < data.len() {
-        let Some((h, _)) = decode_at(data, pos, seed) else {
-            break;
-        };
-        records.push(RecordPtr {
-            version: h.version,
-            counter: h.counter,
-            offset: base + pos as u64,
-            key_len: h.key_len,
-            value_len: h.value_len,
-            tombstone: h.kind == KIND_DELETE,
-        });
-        pos += HEADER_LEN + h.body_len();
-    }
-    (records, pos)
-}
-
-/// Decodes the record at `pos` if its header and body check out; returns the
-/// header and the key.
-fn decode_at(data: &[u8], pos: usize, seed: u32) -> Option<(Header, &[u8])> {
-    let header = data.get(pos..pos.checked_add(HEADER_LEN)?)?;
-    let h = format::decode_header(header, seed)?;
-    let body_start = pos + HEADER_LEN;
-    let body = data.get(body_start..body_start.checked_add(h.body_len())?)?;
-    if !format::body_matches(&h, body, seed) {
-        return None;
-    }
-    body.get(..h.key_len as usize).map(|k| (h, k))
 }
 
 #[cfg(test)]
