@@ -155,6 +155,9 @@ stats! {
         merge_micros,
         /// Bytes of tables written by merges.
         merge_table_bytes,
+        /// Funk rebalances that kept banded logs as they are: the chunk's
+        /// puts were diverted to a new segment and no table was written.
+        log_adoptions,
         /// Time spent in all rebuilds that write tables (rebalances, splits, merges), in microseconds.
         rebuild_micros,
         /// Munks loaded from disk.

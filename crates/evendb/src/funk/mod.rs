@@ -141,11 +141,38 @@ impl Funk {
         }
     }
 
+    /// The funk of a part `[from, to)` of this one's range, with `segment`
+    /// as its active segment: the same table, and of the log segments only
+    /// those that may hold keys of the part (each knows its key range), so
+    /// a part left behind by time-ordered appends does not inherit, split
+    /// after split, every segment its neighbours fill. The segments must
+    /// take no more appends (the caller diverted them).
+    pub fn for_part(&self, segment: Arc<LogSegment>, from: &[u8], to: Option<&[u8]>) -> Funk {
+        let frozen = self
+            .logs()
+            .filter(|l| l.overlaps(from, to))
+            .cloned()
+            .collect();
+        Funk {
+            table: self.table.clone(),
+            frozen,
+            active: segment,
+        }
+    }
+
     pub fn files(&self) -> FunkFiles {
         FunkFiles {
             table: self.table.as_ref().map(|t| t.number),
             logs: self.logs().map(|l| l.number).collect(),
         }
+    }
+
+    /// Bytes of log segments that reading the keys of `[from, to)` reads
+    /// (windows of banded segments, other segments whole).
+    pub fn log_bytes_for(&self, from: &[u8], to: Option<&[u8]>) -> u64 {
+        self.logs()
+            .map(|l| l.window(from, to, u64::MAX).bytes())
+            .sum()
     }
 
     /// Bytes appended to all log segments.
@@ -213,7 +240,12 @@ impl Funk {
             let upto = log_limits
                 .and_then(|l| l.get(i).copied())
                 .unwrap_or(u64::MAX);
-            images.push(log.image(upto)?);
+            // Of a banded segment, only the window holding the range.
+            let w = log.window(from, to, upto);
+            images.push(log.image_range(w.start, w.end)?);
+            for (offset, len) in w.extra {
+                images.push(log.image_range(offset, offset + len)?);
+            }
         }
         Ok(KeyGroups::new(
             self.table.as_ref().map(|t| t.bulk_from(from)),
@@ -382,6 +414,8 @@ pub(crate) struct FunkScan {
         Arc<log::SegmentIndex>,
         std::ops::Range<usize>,
     )>,
+    /// Banded segments, read in file order without an index.
+    banded: Vec<log::BandedScan>,
     to: Option<Vec<u8>>,
     max_version: u64,
     recovery: RecoveryTable,
@@ -401,7 +435,15 @@ impl Funk {
         room: &dyn Fn(u64),
     ) -> Result<FunkScan> {
         let mut logs = Vec::new();
+        let mut banded = Vec::new();
         for seg in self.logs() {
+            if !seg.overlaps(from, to) {
+                continue;
+            }
+            if let Some(b) = log::BandedScan::new(seg, from, to)? {
+                banded.push(b);
+                continue;
+            }
             let index = seg.sorted_index(room)?;
             let range = index.range(from, to);
             if !range.is_empty() {
@@ -411,6 +453,7 @@ impl Funk {
         Ok(FunkScan {
             table: self.table.as_ref().map(|t| t.iter_from(from).peekable()),
             logs,
+            banded,
             to: to.map(<[u8]>::to_vec),
             max_version,
             recovery: recovery.clone(),
@@ -430,6 +473,13 @@ impl FunkScan {
         for (_, index, range) in &self.logs {
             if let Some(k) = (!range.is_empty()).then(|| index.key(range.start)) {
                 if best.as_deref().is_none_or(|b| k < b) {
+                    best = Some(k.to_vec());
+                }
+            }
+        }
+        for b in &mut self.banded {
+            if let Some(k) = b.peek_key()? {
+                if best.as_deref().is_none_or(|x| k < x) {
                     best = Some(k.to_vec());
                 }
             }
@@ -476,6 +526,24 @@ impl FunkScan {
                 }
             }
         }
+        // A banded segment's newest admitted record of the key, if newer.
+        let mut from_band: Option<(Stamp, Option<Vec<u8>>)> = None;
+        for i in 0..self.banded.len() {
+            if self.banded[i].peek_key()? != Some(key.as_slice()) {
+                continue;
+            }
+            for r in self.banded[i].take(&key) {
+                let stamp = (r.version, r.counter);
+                let newer = best.as_ref().is_none_or(|(_, b)| b.stamp() < stamp)
+                    && from_band.as_ref().is_none_or(|(s, _)| *s < stamp);
+                if newer && self.admits(r.version) {
+                    from_band = Some((stamp, r.value));
+                }
+            }
+        }
+        if from_band.is_some() {
+            best = None;
+        }
         let mut from_table: Option<Option<Vec<u8>>> = None;
         if let Some(t) = self.table.as_mut() {
             while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
@@ -488,13 +556,17 @@ impl FunkScan {
                 }
             }
         }
-        let value = match best {
-            Some((i, r)) => self.logs[i].0.read_value(&r)?,
-            None => from_table.flatten(),
+        let value = match (best, from_band) {
+            (Some((i, r)), _) => self.logs[i].0.read_value(&r)?,
+            (None, Some((_, v))) => v,
+            (None, None) => from_table.flatten(),
         };
         Ok(Some((key, value)))
     }
 }
+
+/// A record's (version, counter).
+type Stamp = (u64, u64);
 
 /// A key and its newest visible value (`None`: deleted or absent).
 pub(crate) type ScanItem = (Vec<u8>, Option<Vec<u8>>);

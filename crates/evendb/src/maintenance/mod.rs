@@ -159,9 +159,15 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
 /// True if scans of the munk-less `chunk` would read (or index) more log
 /// than twice the munk-less log limit: what a munk left behind.
 pub(crate) fn log_too_large_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
-    chunk
-        .funk()
-        .is_some_and(|f| f.log_bytes() > 2 * inner.opts.max_log_size)
+    // Banded segments are scanned in place, a window at a time.
+    chunk.funk().is_some_and(|f| {
+        let unsorted: u64 = f
+            .logs()
+            .filter(|l| !l.is_banded())
+            .map(|l| l.appended())
+            .sum();
+        unsorted > 2 * inner.opts.max_log_size
+    })
 }
 
 /// Rebuilds `chunk` now and merges it with a neighbor if it is small

@@ -32,7 +32,7 @@ use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
 use crate::manifest::ChunkRecord;
 use crate::munk::MunkEntry;
-use crate::stats::Rebuild;
+use crate::stats::{self, Rebuild};
 use parking_lot::MutexGuard;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -106,8 +106,52 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()>
         {
             return Ok(());
         }
+        if adoptable(inner, chunk) {
+            // Its log came in key order: keep it as it is, a sorted run
+            // that gets and scans read in place, and divert the chunk's
+            // puts to a new segment. Nothing is rewritten.
+            divert(inner, chunk, &own)?;
+            crate::failpoint::failpoint!(inner, "adopt.after_divert");
+            stats::add(&inner.counters.local().log_adoptions, 1);
+            // A chunk grown past its size is cut in two, sharing the
+            // adopted segments (nothing is written).
+            // (Its logs' bytes in its range count; a table shared with a
+            // neighbour would count whole.)
+            let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
+            let at = chunk
+                .funk()
+                .filter(|f| f.log_bytes_for(from, to) > inner.opts.max_chunk_size)
+                .and_then(|f| {
+                    f.frozen
+                        .iter()
+                        .max_by_key(|l| l.window(from, to, u64::MAX).bytes())
+                        .and_then(|l| l.middle_key(from, to))
+                });
+            if let Some(at) = at {
+                split::adopt_split(inner, chunk, at)?;
+            }
+            // The new segments' filters are growth the budget cannot
+            // refuse.
+            super::munks::keep_floor(inner);
+            return Ok(());
+        }
     }
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
+}
+
+/// Banded segments a munk-less chunk may keep as they are (adopted)
+/// before a rebalance merges them into a table: each one a gets and
+/// scans consult in turn.
+const ADOPTED_MAX: usize = 8;
+
+/// True if a munk-less chunk's rebalance may adopt its logs instead of
+/// rebuilding: every segment is banded (see `funk::log`), and it has fewer
+/// than [`ADOPTED_MAX`] of them.
+fn adoptable(inner: &DbInner, chunk: &Chunk) -> bool {
+    let _ = inner;
+    chunk.funk().is_some_and(|f| {
+        f.frozen.len() < ADOPTED_MAX && !chunk.has_munk() && f.logs().all(|l| l.is_banded())
+    })
 }
 
 /// Step 2: diverts the chunk's puts to a new segment. Returns the funk as

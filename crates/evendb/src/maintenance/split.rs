@@ -128,7 +128,7 @@ pub(super) fn munk_split(
         .collect();
     for (i, piece) in pieces.into_iter().enumerate() {
         let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
-        let child_funk = funk.with_segment(segments[i].clone());
+        let child_funk = funk.for_part(segments[i].clone(), &mins[i], end.as_deref());
         let child = Arc::new(Chunk::new(
             inner.next_chunk_id(),
             mins[i].clone(),
@@ -184,9 +184,12 @@ pub(super) fn munk_split(
     for (child, entries) in children.iter().zip(&child_entries) {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
         // What reading the part back from disk costs: every shared log
-        // whole (records are in arrival order), and of the shared table
-        // only the blocks of its range (about its own data at most).
-        let read = child.funk().map_or(0, |f| f.log_bytes()) + owned;
+        // whole (records are in arrival order) or, of a banded one, the
+        // window holding its range, and of the shared table only the
+        // blocks of its range (about its own data at most).
+        let read = child.funk().map_or(0, |f| {
+            f.log_bytes_for(&child.min_key, child.end_key.as_deref())
+        }) + owned;
         // A part keeps sharing the old files (writing nothing) unless that
         // is over `SHARED_READ_LIMIT` times its own data: then it writes
         // its own table now.
@@ -289,6 +292,63 @@ pub(super) fn commit_funk_split(
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     drop(frozen);
+    Ok(())
+}
+
+/// Splits a munk-less chunk whose logs were adopted (see `rebuild`) in
+/// two at `at`, writing nothing: each part keeps the chunk's table and
+/// those of its (frozen) segments that may hold its keys, and gets its own
+/// new active segment. The protocol is the munk split's: the parts' new
+/// segments are published as extra logs of the chunk first, so a crash at
+/// any point loses nothing; then, under the chunk's `rebalance` lock, the
+/// parts replace it; then the manifest lists them. The caller holds the
+/// chunk's `funk_change` and has diverted its puts (every segment but the
+/// active one is final).
+pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> Result<()> {
+    let started = Instant::now();
+    let segments = [new_segment(inner)?, new_segment(inner)?];
+    let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files.logs.extend(&numbers);
+        }
+    })?;
+    chunk.files.lock().logs.extend(&numbers);
+    crate::failpoint::failpoint!(inner, "adopt_split.after_segments");
+    let frozen = chunk.rebalance.write();
+    if chunk.has_munk() || chunk.is_retired() {
+        return Ok(()); // A munk load won the chunk meanwhile.
+    }
+    let Some(funk) = chunk.funk() else {
+        return Ok(());
+    };
+    if let Err(e) = funk.active.flush() {
+        return inner.poison(e);
+    }
+    let cut = chunk.counter.load(Ordering::Acquire);
+    let ranges = [
+        (chunk.min_key.clone(), Some(at.clone())),
+        (at, chunk.end_key.clone()),
+    ];
+    let mut children = Vec::with_capacity(2);
+    for ((from, to), segment) in ranges.into_iter().zip(segments) {
+        let part = funk.for_part(segment, &from, to.as_deref());
+        let child = Arc::new(Chunk::new(inner.next_chunk_id(), from, to, part.files()));
+        child.counter.store(cut, Ordering::Release);
+        child.set_funk(Arc::new(part));
+        children.push(child);
+    }
+    chunk.retire(children.clone());
+    inner.index.replace(std::slice::from_ref(chunk), &children);
+    drop(frozen);
+    crate::failpoint::failpoint!(inner, "adopt_split.after_swap");
+    let records: Vec<_> = children
+        .iter()
+        .map(|c| record(c, c.files.lock().clone()))
+        .collect();
+    inner.publish(|m| replace_records(m, &[chunk.id], records))?;
+    remove_unreferenced(inner, &[funk.files()]);
+    count(inner, crate::stats::Rebuild::Split, started, 0);
     Ok(())
 }
 

@@ -1,10 +1,12 @@
 //! The append log of a funk: unsorted records of puts and deletes.
 
+mod banded;
 mod check;
 pub(crate) mod format;
 mod index;
 mod segment;
 
+pub(crate) use banded::BandedScan;
 pub(crate) use check::{check_file, newest_epoch, salvage};
 pub(crate) use format::{DurableLengths, DurableMark, RecordPtr, SegmentImage};
 pub(crate) use index::SegmentIndex;

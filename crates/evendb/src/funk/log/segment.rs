@@ -168,6 +168,168 @@ struct AppendState {
     buffer: Vec<u8>,
     /// The records of the last, unsealed part: its directory once sealed.
     open_part: OpenPart,
+    /// The keys appended so far: their range and whether they came in
+    /// key order.
+    span: KeySpan,
+}
+
+/// Bytes of log per section of a [`KeySpan`]'s band check.
+const SECTION_BYTES: u64 = 64 * 1024;
+
+/// Records below the band a banded segment may hold, per 64 of its records
+/// (and 16 whatever its size): a put delayed while other threads went on
+/// lands far behind them, and is kept aside rather than ending the band.
+const OUTLIERS_PER_64: u64 = 1;
+
+/// The smallest and largest key of a segment's records, and whether they
+/// arrived in key order up to a bounded disorder (a **banded** segment: a
+/// sequential load by several threads, or a chunk taking time-ordered
+/// appends at its end).
+///
+/// The segment is cut into sections of about [`SECTION_BYTES`]; `marks`
+/// holds, per section, its first record's offset and the largest key of
+/// every record up to the section's end so far. A record whose key is at
+/// least that largest key as of two sections back is in the band; one
+/// below it is an **outlier**, kept aside (its key and place) while there
+/// are few; past [`OUTLIERS_PER_64`] the segment stops being banded. Then
+/// the in-band records of a key range `[from, to)` all lie between the
+/// first section whose largest key reaches `from` and the first section
+/// whose key as of two sections back reaches `to`: reading that window and
+/// the range's outliers instead of the whole segment is exact.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeySpan {
+    /// `None` while the segment has no record.
+    pub range: Option<(Vec<u8>, Vec<u8>)>,
+    pub banded: bool,
+    records: u64,
+    /// Per section: (first record's offset, largest key up to its end).
+    /// Emptied when the segment stops being banded.
+    marks: Vec<(u64, Vec<u8>)>,
+    /// (key, offset, length) of the records below the band.
+    outliers: Vec<(Vec<u8>, u64, u64)>,
+}
+
+/// Where a segment's records of a key range are: see [`KeySpan::window`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub start: u64,
+    pub end: u64,
+    /// (offset, length) of the range's records outside `start..end`.
+    pub extra: Vec<(u64, u64)>,
+}
+
+impl Window {
+    /// Bytes a read of the window reads.
+    pub fn bytes(&self) -> u64 {
+        self.end - self.start + self.extra.iter().map(|e| e.1).sum::<u64>()
+    }
+}
+
+impl KeySpan {
+    fn note(&mut self, key: &[u8], offset: u64, len: u64) {
+        self.records += 1;
+        match &mut self.range {
+            None => {
+                self.range = Some((key.to_vec(), key.to_vec()));
+                self.banded = true;
+                self.marks.push((offset, key.to_vec()));
+                return;
+            }
+            Some((min, max)) => {
+                if key > max.as_slice() {
+                    max.clear();
+                    max.extend_from_slice(key);
+                } else if key < min.as_slice() {
+                    min.clear();
+                    min.extend_from_slice(key);
+                }
+            }
+        }
+        if !self.banded {
+            return;
+        }
+        let n = self.marks.len();
+        let starts_section = offset >= self.marks[n - 1].0 + SECTION_BYTES;
+        // The record's section and the one two back, whose largest key
+        // the record may not fall below.
+        let section = if starts_section { n } else { n - 1 };
+        if section >= 2 && key < self.marks[section - 2].1.as_slice() {
+            let allowed = (self.records * OUTLIERS_PER_64 / 64).max(16);
+            if (self.outliers.len() as u64) < allowed {
+                self.outliers.push((key.to_vec(), offset, len));
+            } else {
+                self.banded = false;
+                self.marks = Vec::new();
+                self.outliers = Vec::new();
+            }
+            return;
+        }
+        let last_max = &mut self.marks[n - 1].1;
+        if starts_section {
+            let max = last_max.as_slice().max(key).to_vec();
+            self.marks.push((offset, max));
+        } else if key > last_max.as_slice() {
+            last_max.clear();
+            last_max.extend_from_slice(key);
+        }
+    }
+
+    /// True if some record's key may lie in `[from, to)`.
+    pub fn overlaps(&self, from: &[u8], to: Option<&[u8]>) -> bool {
+        match &self.range {
+            None => false,
+            Some((min, max)) => max.as_slice() >= from && to.is_none_or(|t| min.as_slice() < t),
+        }
+    }
+
+    /// For a banded segment whose records end at `len`, where the records
+    /// with a key in `[from, to)` lie; `None` if the segment is not banded
+    /// (any record may be anywhere). Records at or past `len` are left out.
+    pub fn window(&self, from: &[u8], to: Option<&[u8]>, len: u64) -> Option<Window> {
+        if !self.banded {
+            return None;
+        }
+        let Some(first) = self.marks.first() else {
+            return Some(Window {
+                start: len,
+                end: len,
+                extra: Vec::new(),
+            });
+        };
+        let m = &self.marks;
+        let j = m.partition_point(|(_, max)| max.as_slice() < from);
+        let start = m.get(j).map_or(len, |(o, _)| *o).max(first.0).min(len);
+        let end = match to {
+            None => len,
+            Some(t) => {
+                // Sections from `k` on hold in-band keys at least m[k - 2]'s.
+                let i = m.partition_point(|(_, max)| max.as_slice() < t);
+                m.get(i + 2).map_or(len, |(o, _)| *o)
+            }
+        }
+        .clamp(start, len);
+        let extra = self
+            .outliers_in(from, to, len)
+            .filter(|(o, _)| *o < start || *o >= end)
+            .collect();
+        Some(Window { start, end, extra })
+    }
+
+    /// (offset, length) of the outliers with a key in `[from, to)` that
+    /// end by `len`.
+    fn outliers_in<'a>(
+        &'a self,
+        from: &'a [u8],
+        to: Option<&'a [u8]>,
+        len: u64,
+    ) -> impl Iterator<Item = (u64, u64)> + 'a {
+        self.outliers
+            .iter()
+            .filter(move |(k, o, l)| {
+                k.as_slice() >= from && to.is_none_or(|t| k.as_slice() < t) && o + l <= len
+            })
+            .map(|(_, o, l)| (*o, *l))
+    }
 }
 
 /// (fingerprint, offset) of each record of the part not sealed yet, with
@@ -299,6 +461,7 @@ impl LogSegment {
                 last_counter: mark.counter,
                 buffer: Vec::new(),
                 open_part: OpenPart::default(),
+                span: KeySpan::default(),
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
@@ -328,6 +491,7 @@ impl LogSegment {
         let seed = codec::seed(config.store, FileKind::Log, number);
         let mut records = Vec::new();
         let mut hashes = Vec::new();
+        let mut span = KeySpan::default();
         let checked = check_records(
             &*file,
             &path,
@@ -335,6 +499,7 @@ impl LogSegment {
             number,
             config.durable.get(&number).copied(),
             |r, key| {
+                span.note(key, r.offset, r.record_len());
                 hashes.push(key_hash(key));
                 records.push(r.clone());
             },
@@ -394,7 +559,11 @@ impl LogSegment {
         }
         let parts = Parts::new(sealed, parts.sealed, parts.tail);
         config.budget.add(Kind::Filters, parts.directory_bytes());
-        segment.append.lock().open_part = open_part;
+        {
+            let mut a = segment.append.lock();
+            a.open_part = open_part;
+            a.span = span;
+        }
         segment
             .records
             .store(records.len() as u64, Ordering::Relaxed);
@@ -461,6 +630,81 @@ impl LogSegment {
             self.versions[1].load(Ordering::Relaxed),
         );
         (lo <= hi).then_some((lo, hi))
+    }
+
+    /// True if the records came in key order up to a bounded disorder
+    /// (see [`KeySpan`]); an empty segment is not banded.
+    pub fn is_banded(&self) -> bool {
+        self.append.lock().span.banded
+    }
+
+    /// True if some record's key may lie in `[from, to)` (its key range
+    /// meets it).
+    pub fn overlaps(&self, from: &[u8], to: Option<&[u8]>) -> bool {
+        self.append.lock().span.overlaps(from, to)
+    }
+
+
+    /// The offsets `[start, end)` below `upto` (and the published length)
+    /// that hold every record with a key in `[from, to)`: a window of a
+    /// banded segment (see [`KeySpan`]), else the whole segment.
+    pub fn window(&self, from: &[u8], to: Option<&[u8]>, upto: u64) -> Window {
+        let len = self.len().min(upto).max(FIRST_RECORD);
+        let a = self.append.lock();
+        let whole = |start| Window {
+            start,
+            end: len,
+            extra: Vec::new(),
+        };
+        match a.span.window(from, to, len) {
+            Some(w) => w,
+            None if a.span.range.is_none() => whole(len),
+            None => whole(FIRST_RECORD),
+        }
+    }
+
+    /// For a banded segment, the sections a scan of `[from, to)` reads, in
+    /// order, each with the smallest key it and every later section may
+    /// hold (`None`: any) but for outliers; the offset the last one ends at;
+    /// and the range's outliers (some may lie inside the sections). `None` if the segment is not banded.
+    #[allow(clippy::type_complexity)]
+    pub fn band_sections(
+        &self,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> Option<(Vec<(u64, Option<Vec<u8>>)>, u64, Vec<(u64, u64)>)> {
+        let len = self.len();
+        let a = self.append.lock();
+        let w = a.span.window(from, to, len)?;
+        let m = &a.span.marks;
+        let mut sections = Vec::new();
+        let first = m.partition_point(|(o, _)| *o < w.start);
+        for j in first..m.len() {
+            if m[j].0 >= w.end {
+                break;
+            }
+            let floor = j.checked_sub(2).map(|k| m[k].1.clone());
+            sections.push((m[j].0, floor));
+        }
+        // Every outlier of the range, those inside the sections too: they
+        // break the floors the sections promise.
+        let outliers = a.span.outliers_in(from, to, len).collect();
+        Some((sections, w.end, outliers))
+    }
+
+    /// For a banded segment, a key near the middle of its records of
+    /// `[from, to)` and strictly inside that range: where a chunk holding
+    /// them may be cut in two. `None` if the segment is not banded or has
+    /// no such key.
+    pub fn middle_key(&self, from: &[u8], to: Option<&[u8]>) -> Option<Vec<u8>> {
+        let len = self.len();
+        let a = self.append.lock();
+        let w = a.span.window(from, to, len)?;
+        let m = &a.span.marks;
+        let first = m.partition_point(|(o, _)| *o < w.start);
+        let last = m.partition_point(|(o, _)| *o < w.end);
+        let key = &m.get((first + last) / 2)?.1;
+        (key.as_slice() > from && to.is_none_or(|t| key.as_slice() < t)).then(|| key.clone())
     }
 
     /// Records appended so far.
@@ -557,6 +801,7 @@ impl LogSegment {
         a.len = end;
         a.last_counter = c;
         let hash = key_hash(key);
+        a.span.note(key, offset, record_len as u64);
         let a = &mut *a;
         let current = self.parts.load();
         if self.starts_part(&current, offset) {

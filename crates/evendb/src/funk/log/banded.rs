@@ -1,0 +1,293 @@
+//! Scans of banded log segments (see [`KeySpan`](super::segment::KeySpan)):
+//! the records of a key range read section by section, in file order, and
+//! returned in key order without an index.
+//!
+//! A banded segment's records are in key order up to a bounded disorder:
+//! every record of section `j` has a key at least the largest key of
+//! sections `0..=j-2` (its **floor**), except a few outliers the segment
+//! lists. So once sections up to `j - 1` are read, every key below section
+//! `j`'s floor has all its records in memory and can be returned. A scan
+//! holds at most a few sections' records at a time, reads each byte of
+//! its window once and in large sequential pieces.
+
+use super::segment::LogSegment;
+use crate::error::Result;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// One record read from a banded segment.
+#[derive(Debug, Clone)]
+pub(crate) struct BandRecord {
+    pub version: u64,
+    pub counter: u64,
+    /// `None` for a tombstone.
+    pub value: Option<Vec<u8>>,
+}
+
+/// A record's key and stamp, ordered newest first within a key.
+type PendingKey = (Vec<u8>, Reverse<(u64, u64)>);
+
+/// A cursor over the records of `[from, to)` of one banded segment.
+#[derive(Debug)]
+pub(crate) struct BandedScan {
+    seg: Arc<LogSegment>,
+    /// Sections not read yet: (offset, floor of it and every later one).
+    sections: VecDeque<(u64, Option<Vec<u8>>)>,
+    /// Where the last section ends.
+    end: u64,
+    from: Vec<u8>,
+    to: Option<Vec<u8>>,
+    /// Records read and not returned, by (key, newest first).
+    pending: BTreeMap<PendingKey, BandRecord>,
+    /// Offsets of the outliers read first, sorted.
+    outliers: Vec<u64>,
+}
+
+impl BandedScan {
+    /// A scan of `[from, to)` of `seg`; `None` if the segment is not banded.
+    pub fn new(seg: &Arc<LogSegment>, from: &[u8], to: Option<&[u8]>) -> Result<Option<Self>> {
+        let Some((sections, end, extra)) = seg.band_sections(from, to) else {
+            return Ok(None);
+        };
+        let mut scan = BandedScan {
+            seg: seg.clone(),
+            sections: sections.into(),
+            end,
+            from: from.to_vec(),
+            to: to.map(<[u8]>::to_vec),
+            pending: BTreeMap::new(),
+            outliers: Vec::new(),
+        };
+        // Outliers may hold any key of the range: read them first (and
+        // skip them when their section is read: they may be returned by
+        // then).
+        for &(offset, len) in &extra {
+            scan.read(offset, offset + len)?;
+        }
+        scan.outliers = extra.into_iter().map(|(offset, _)| offset).collect();
+        scan.outliers.sort_unstable();
+        Ok(Some(scan))
+    }
+
+    /// Reads the records between two record boundaries into `pending`.
+    fn read(&mut self, start: u64, end: u64) -> Result<()> {
+        let image = self.seg.image_range(start, end)?;
+        for r in &image.records {
+            if self.outliers.binary_search(&(start + r.offset)).is_ok() {
+                continue;
+            }
+            let key = image.key(r);
+            if key < self.from.as_slice() || self.to.as_deref().is_some_and(|t| key >= t) {
+                continue;
+            }
+            let record = BandRecord {
+                version: r.version,
+                counter: r.counter,
+                value: image.value(r).map(<[u8]>::to_vec),
+            };
+            self.pending
+                .insert((key.to_vec(), Reverse((r.version, r.counter))), record);
+        }
+        Ok(())
+    }
+
+    /// The smallest key left, reading sections until every record of it
+    /// is in memory.
+    pub fn peek_key(&mut self) -> Result<Option<&[u8]>> {
+        loop {
+            let ready = match (self.pending.keys().next(), self.sections.front()) {
+                (_, None) => true,
+                (None, Some(_)) => false,
+                // Unread sections hold only keys at or above their floor.
+                (Some((k, _)), Some((_, floor))) => floor.as_ref().is_some_and(|f| k < f),
+            };
+            if ready {
+                return Ok(self.pending.keys().next().map(|(k, _)| k.as_slice()));
+            }
+            let Some((start, _)) = self.sections.pop_front() else {
+                continue;
+            };
+            let end = self.sections.front().map_or(self.end, |(o, _)| *o);
+            self.read(start, end)?;
+        }
+    }
+
+    /// Removes and returns the records of `key` (newest first); call after
+    /// [`peek_key`](Self::peek_key) returned it.
+    pub fn take(&mut self, key: &[u8]) -> Vec<BandRecord> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.key().0.as_slice() != key {
+                break;
+            }
+            out.push(entry.remove());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::budget::MemoryBudget;
+    use crate::codec::StoreId;
+    use crate::funk::log::LogConfig;
+    use crate::vfs::{MemFs, Storage};
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::sync::atomic::AtomicU64;
+
+    fn config() -> LogConfig {
+        LogConfig {
+            part_bytes: 4096,
+            budget: Arc::new(MemoryBudget::new(1 << 30)),
+            store: StoreId(5),
+            durable: Arc::default(),
+        }
+    }
+
+    /// Appends `keys` (with values naming their position) to a new segment;
+    /// returns it and, per key, the newest value.
+    fn segment(
+        fs: &MemFs,
+        number: u64,
+        keys: &[u32],
+    ) -> (Arc<LogSegment>, BTreeMap<Vec<u8>, Vec<u8>>) {
+        let dir = Path::new("/band");
+        fs.create_dir_all(dir).expect("directory");
+        let seg = LogSegment::create(fs, dir, number, 1, &config()).expect("create");
+        let counter = AtomicU64::new(1);
+        let mut model = BTreeMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            let key = format!("key{k:08}").into_bytes();
+            let value = format!("value {i} {}", "x".repeat(300)).into_bytes();
+            seg.append(&key, Some(&value), i as u64 + 1, &counter, true)
+                .expect("append");
+            model.insert(key, value);
+        }
+        (Arc::new(seg), model)
+    }
+
+    /// Ascending keys with local disorder (each key lands up to `jitter`
+    /// places from its place in order) and, every `every` keys, a rewrite
+    /// of an older key, far behind the band.
+    fn disordered(n: u32, jitter: u32, every: u32, rng: &mut fastrand::Rng) -> Vec<u32> {
+        let mut noisy: Vec<(u32, u32)> =
+            (0..n).map(|i| (i + rng.u32(0..=jitter), i * 10)).collect();
+        noisy.sort_unstable();
+        let mut keys: Vec<u32> = noisy.into_iter().map(|(_, k)| k).collect();
+        for i in (0..keys.len()).step_by(every as usize).skip(1) {
+            keys[i] = rng.u32(0..i as u32) * 10;
+        }
+        keys
+    }
+
+    fn scan(seg: &Arc<LogSegment>, from: &[u8], to: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut s = BandedScan::new(seg, from, to)
+            .expect("scan")
+            .expect("banded");
+        let mut out = Vec::new();
+        while let Some(k) = s.peek_key().expect("read").map(<[u8]>::to_vec) {
+            let records = s.take(&k);
+            assert!(
+                records
+                    .windows(2)
+                    .all(|w| (w[0].version, w[0].counter) > (w[1].version, w[1].counter)),
+                "records of a key come newest first"
+            );
+            let newest = records.into_iter().next().expect("a record");
+            out.push((k, newest.value.expect("a value")));
+        }
+        out
+    }
+
+    #[test]
+    fn scans_of_banded_segments_return_every_key_of_the_range_in_order() {
+        let fs = MemFs::new();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for (round, (jitter, every)) in [(0, 1_000_000), (3, 1_000_000), (40, 97), (150, 500)]
+            .into_iter()
+            .enumerate()
+        {
+            let keys = disordered(4000, jitter, every, &mut rng);
+            let (seg, model) = segment(&fs, round as u64 + 1, &keys);
+            assert!(seg.is_banded(), "round {round}: jitter {jitter}");
+            for _ in 0..40 {
+                let a = rng.u32(0..41_000);
+                let b = a + rng.u32(0..8_000);
+                let from = format!("key{a:08}").into_bytes();
+                let to = format!("key{b:08}").into_bytes();
+                let to = (rng.u8(..) > 30).then_some(to);
+                let want: Vec<_> = model
+                    .range(from.clone()..)
+                    .take_while(|(k, _)| to.as_ref().is_none_or(|t| *k < t))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let got = scan(&seg, &from, to.as_deref());
+                let show = |v: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
+                    v.iter()
+                        .map(|(k, v)| {
+                            let v = String::from_utf8_lossy(&v[..12]).into_owned();
+                            format!("{}={v}", String::from_utf8_lossy(k))
+                        })
+                        .collect()
+                };
+                if got != want {
+                    let (g, w) = (show(&got), show(&want));
+                    let at = g
+                        .iter()
+                        .zip(&w)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(g.len().min(w.len()));
+                    panic!(
+                        "round {round}: {} keys, want {}; first difference at {at}: {:?} vs {:?}",
+                        g.len(),
+                        w.len(),
+                        &g[at.saturating_sub(2)..(at + 3).min(g.len())],
+                        &w[at.saturating_sub(2)..(at + 3).min(w.len())]
+                    );
+                }
+                // The window holds every record of the range, and is
+                // smaller than the segment for a small range.
+                let w = seg.window(&from, to.as_deref(), u64::MAX);
+                assert!(w.bytes() <= seg.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_shuffled_segment_is_not_banded() {
+        let fs = MemFs::new();
+        let mut rng = fastrand::Rng::with_seed(9);
+        let mut keys: Vec<u32> = (0..3000).collect();
+        rng.shuffle(&mut keys);
+        let (seg, _) = segment(&fs, 1, &keys);
+        assert!(!seg.is_banded());
+        assert!(BandedScan::new(&seg, b"", None).expect("scan").is_none());
+        let w = seg.window(b"key00000010", Some(b"key00000020"), u64::MAX);
+        assert_eq!(
+            (w.start, w.end),
+            (super::super::segment::FIRST_RECORD, seg.len())
+        );
+    }
+
+    #[test]
+    fn a_replayed_segment_keeps_its_band() {
+        let fs = MemFs::new();
+        let mut rng = fastrand::Rng::with_seed(11);
+        let keys = disordered(3000, 20, 300, &mut rng);
+        let (seg, model) = segment(&fs, 1, &keys);
+        let before = seg.window(b"key00010000", Some(b"key00012000"), u64::MAX);
+        drop(seg);
+        let replay = LogSegment::open(&fs, Path::new("/band"), 1, &config()).expect("open");
+        let seg = Arc::new(replay.segment);
+        assert!(seg.is_banded());
+        assert_eq!(
+            seg.window(b"key00010000", Some(b"key00012000"), u64::MAX),
+            before
+        );
+        let all: Vec<_> = model.into_iter().collect();
+        assert_eq!(scan(&seg, b"", None), all);
+    }
+}
