@@ -104,10 +104,23 @@ pub struct RunResult {
     /// field existed.
     #[serde(default)]
     pub engine_stats_delta: BTreeMap<String, u64>,
+    /// The suite's label of the data set the phase ran on (`2x`,
+    /// `256M run 1`): phases are compared only within one data set. `None`
+    /// outside suites, for the suites' analytics stream and in results
+    /// written before the field existed (see [`RunResult::dataset_label`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
 }
 
 /// Operation kinds that write.
 pub const WRITE_OPS: [&str; 4] = ["put", "update", "insert", "rmw"];
+
+/// Operation kinds that only read.
+pub const READ_OPS: [&str; 2] = ["get", "scan"];
+
+/// The engine figure older paper suites stored their data set in: ten
+/// times its size as a multiple of the memory limit.
+const OLD_DATASET_FACTOR: &str = "bench_dataset_factor_x10";
 
 impl RunResult {
     /// The phase's p99.9 latency in µs: the highest p99.9 of its operation
@@ -122,11 +135,44 @@ impl RunResult {
     /// The slowest write of the phase in µs (puts, updates, inserts,
     /// read-modify-writes); `None` when the phase wrote nothing.
     pub fn worst_write_us(&self) -> Option<f64> {
+        self.highest(&WRITE_OPS, |l| l.max)
+    }
+
+    /// The highest p99.9 of the phase's writes in µs; `None` when the phase
+    /// wrote nothing.
+    pub fn write_p999_us(&self) -> Option<f64> {
+        self.highest(&WRITE_OPS, |l| l.p999)
+    }
+
+    /// The slowest get or scan of the phase in µs; `None` when it read
+    /// nothing.
+    pub fn worst_read_us(&self) -> Option<f64> {
+        self.highest(&READ_OPS, |l| l.max)
+    }
+
+    /// The highest p99.9 of the phase's gets and scans in µs; `None` when
+    /// it read nothing.
+    pub fn read_p999_us(&self) -> Option<f64> {
+        self.highest(&READ_OPS, |l| l.p999)
+    }
+
+    /// The highest `figure` among the operation kinds `ops` that ran.
+    fn highest(&self, ops: &[&str], figure: impl Fn(&Latency) -> f64) -> Option<f64> {
         self.latency_us
             .iter()
-            .filter(|(op, l)| WRITE_OPS.contains(&op.as_str()) && l.count > 0)
-            .map(|(_, l)| l.max)
+            .filter(|(op, l)| ops.contains(&op.as_str()) && l.count > 0)
+            .map(|(_, l)| figure(l))
             .max_by(|a, b| a.total_cmp(b))
+    }
+
+    /// The data set label, also for results of older paper suites, which
+    /// kept it as an engine figure (`2x` from 20).
+    pub fn dataset_label(&self) -> Option<String> {
+        self.dataset.clone().or_else(|| {
+            self.engine_stats
+                .get(OLD_DATASET_FACTOR)
+                .map(|f| format!("{}x", *f as f64 / 10.0))
+        })
     }
 }
 

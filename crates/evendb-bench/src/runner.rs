@@ -56,6 +56,17 @@ pub struct RunSpec {
     pub max_scan_length: Option<usize>,
 }
 
+impl RunSpec {
+    /// This run measured for `seconds` after a warm-up of a quarter of that,
+    /// as the suites run every workload: timed runs keep a suite's length
+    /// predictable whatever the engine's speed.
+    pub fn timed(mut self, seconds: f64) -> RunSpec {
+        self.run = Limit::Seconds(seconds);
+        self.warmup = Limit::Seconds(seconds / 4.0);
+        self
+    }
+}
+
 /// Everything one child process does for one engine.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Job {

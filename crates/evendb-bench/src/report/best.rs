@@ -25,7 +25,8 @@ pub const ROCKSDB_CONFIGS: [EngineKind; 3] = [
 pub struct BestRow<'a> {
     pub workload: String,
     pub distribution: String,
-    /// The paper suite's data set (`2x` = twice the memory limit), if any.
+    /// The suite's data set (`2x` = twice the memory limit in the paper
+    /// suite), if any.
     pub dataset: Option<String>,
     /// The RocksDB configuration with the highest throughput.
     pub best: &'a RunResult,
@@ -63,19 +64,15 @@ fn is_rocksdb(r: &RunResult) -> bool {
     EngineKind::from_name(&r.engine).is_some_and(EngineKind::is_rocksdb)
 }
 
-fn dataset(r: &RunResult) -> Option<String> {
-    r.engine_stats
-        .get("bench_dataset_factor_x10")
-        .map(|f| format!("{}x", *f as f64 / 10.0))
-}
-
 /// One row per phase (workload, distribution, data set) that at least one
 /// RocksDB configuration ran, in order of first appearance.
 pub fn best_rocksdb<'a>(results: &[&'a RunResult]) -> Vec<BestRow<'a>> {
     let mut rows: Vec<BestRow<'a>> = Vec::new();
     for r in results.iter().copied().filter(|r| is_rocksdb(r)) {
         let same = |o: &RunResult| {
-            o.workload == r.workload && o.distribution == r.distribution && dataset(o) == dataset(r)
+            o.workload == r.workload
+                && o.distribution == r.distribution
+                && o.dataset_label() == r.dataset_label()
         };
         if rows.iter().any(|row| same(row.best)) {
             continue;
@@ -99,7 +96,7 @@ pub fn best_rocksdb<'a>(results: &[&'a RunResult]) -> Vec<BestRow<'a>> {
         rows.push(BestRow {
             workload: r.workload.clone(),
             distribution: r.distribution.clone(),
-            dataset: dataset(r),
+            dataset: r.dataset_label(),
             best,
             evendb: results
                 .iter()
