@@ -1,4 +1,5 @@
-//! Command line: single runs and the `smoke` / `paper` suites.
+//! Command line: its arguments, the jobs they make, and single runs (the
+//! suites are in the `suite` module).
 
 use std::path::PathBuf;
 
@@ -20,8 +21,9 @@ use crate::workload::Workload;
 pub struct Args {
     /// Engines to run, comma-separated: evendb, rocksdb (benchmark.sh's
     /// leveled configuration), rocksdb-universal, rocksdb-default, fjall, or
-    /// `all` = every engine in this build.
-    #[arg(long, value_delimiter = ',', default_value = "evendb")]
+    /// `all` = every engine in this build [default: evendb; with --suite,
+    /// all].
+    #[arg(long, value_delimiter = ',')]
     pub engine: Vec<String>,
     /// Make every acknowledged write durable in every engine (evendb
     /// Durability::Sync, RocksDB WriteOptions::sync, fjall SyncData per
@@ -107,13 +109,23 @@ pub struct Args {
     /// Write SVG plots into this directory.
     #[arg(long)]
     pub plots: Option<PathBuf>,
-    /// Run a predefined suite instead: `smoke` (~1 min) or `paper` (~35 min).
-    #[arg(long, value_parser = ["smoke", "paper"])]
+    /// Run a predefined suite instead: `smoke` (~1 min), `paper` (~35 min)
+    /// or `write-path` (~5-6 min per engine).
+    #[arg(long, value_parser = ["smoke", "paper", "write-path"])]
     pub suite: Option<String>,
+    /// With --suite: print the suite's planned runs and its estimated time,
+    /// run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --suite: multiply every record count of the suite by this, e.g.
+    /// 0.001 for a quick check of the pipeline (memory caps unchanged).
+    #[arg(long, default_value_t = 1.0)]
+    pub suite_scale: f64,
     /// Output folder of a suite (default results/<suite>-<unix time>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Measured seconds per workload in the paper suite.
+    /// Measured seconds per workload in the paper and write-path suites
+    /// (after a warm-up of a quarter of that).
     #[arg(long, default_value_t = 8.0)]
     pub run_seconds: f64,
     /// Random seed.
@@ -122,10 +134,23 @@ pub struct Args {
 }
 
 impl Args {
-    /// The engines asked for, checked against this build.
+    /// The engines asked for, checked against this build; without
+    /// `--engine`, evendb for a single run and every engine of the build
+    /// for a suite.
     pub fn engines(&self) -> Result<Vec<EngineKind>> {
+        let default = [if self.suite.is_some() {
+            "all"
+        } else {
+            "evendb"
+        }
+        .to_string()];
+        let names = if self.engine.is_empty() {
+            &default[..]
+        } else {
+            &self.engine[..]
+        };
         let mut out = Vec::new();
-        for name in &self.engine {
+        for name in names {
             let kinds = match (
                 name.to_ascii_lowercase().as_str(),
                 EngineKind::from_name(name),
@@ -174,15 +199,6 @@ impl Args {
             std::process::id(),
             engine.name()
         ))
-    }
-}
-
-/// Parses the command line and runs.
-pub fn main() -> Result<()> {
-    let args = Args::parse();
-    match args.suite.as_deref() {
-        Some(name) => crate::suite::run(&args, name),
-        None => single(&args),
     }
 }
 
@@ -243,6 +259,36 @@ pub fn run_spec(args: &Args, workload: Workload, distribution: Option<Distributi
     }
 }
 
+/// One line for `job`: engine, what it loads, then its runs.
+pub fn describe_job(job: &Job) -> String {
+    let ds = &job.dataset;
+    let key_size = if ds.stream {
+        crate::generator::stream::STREAM_KEY_SIZE
+    } else {
+        ds.key_size
+    };
+    format!(
+        "{}: {} {} of {} B then {}",
+        job.engine.name(),
+        crate::format::count(ds.records as f64),
+        if ds.stream {
+            "stream events"
+        } else {
+            "records"
+        },
+        key_size + ds.value_size,
+        job.runs
+            .iter()
+            .map(|r| if job.dataset.stream {
+                r.workload.name().to_string()
+            } else {
+                format!("{}/{}", r.workload.name(), r.distribution.name())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 /// Runs the jobs (one child per engine and data set) and collects results.
 pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> {
     let mut note = LimitNote(match args.memory_cap() {
@@ -251,25 +297,7 @@ pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> 
     });
     for job in jobs {
         let engine = job.engine;
-        eprintln!(
-            "== {}: {} {} then {}",
-            engine.name(),
-            crate::format::count(job.dataset.records as f64),
-            if job.dataset.stream {
-                "stream events"
-            } else {
-                "records"
-            },
-            job.runs
-                .iter()
-                .map(|r| if job.dataset.stream {
-                    r.workload.name().to_string()
-                } else {
-                    format!("{}/{}", r.workload.name(), r.distribution.name())
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        eprintln!("== {}", describe_job(&job));
         match run_in_child(job, args.memory_cap(), args.keep_data, &mut note) {
             Ok(results) => report.results.extend(results),
             Err(e) => {
@@ -282,7 +310,8 @@ pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> 
     Ok(())
 }
 
-fn single(args: &Args) -> Result<()> {
+/// Runs the workloads of the command line once per engine (no `--suite`).
+pub fn single(args: &Args) -> Result<()> {
     let engines = args.engines()?;
     let records = match args.dataset_size {
         Some(bytes) => (bytes / (args.key_size + args.value_size) as u64).max(1),

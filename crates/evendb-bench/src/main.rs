@@ -1,5 +1,7 @@
 //! `evendb-bench`: see `--help` and the crate's README.
 
+use clap::Parser;
+
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let outcome = if args
@@ -15,7 +17,11 @@ fn main() {
             )),
         }
     } else {
-        evendb_bench::cli::main()
+        let args = evendb_bench::cli::Args::parse();
+        match args.suite.as_deref() {
+            Some(name) => evendb_bench::suite::run(&args, name),
+            None => evendb_bench::cli::single(&args),
+        }
     };
     if let Err(e) = outcome {
         eprintln!("error: {e:#}");

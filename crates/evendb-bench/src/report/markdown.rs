@@ -10,6 +10,28 @@ use crate::format;
 use crate::report::{best, configurations, Served};
 use crate::results::{Report, RunResult};
 
+/// One section of a suite's report: the phases of one data set.
+#[derive(Clone, Debug)]
+pub struct Section {
+    /// The data set label its results carry ([`RunResult::dataset`]).
+    pub label: String,
+    /// The heading, e.g. `Data set 2x: 2,638,186 records (2.0 GiB)`.
+    pub heading: String,
+    /// The write-path suite's detail; `None` in the other suites.
+    pub detail: Option<Detail>,
+}
+
+/// What a write-path section adds: a table of each engine's tails and peak
+/// RSS beside its memory (see [`per_engine_table`]), and the throughput
+/// timeline of every phase, not only the load's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Detail {
+    /// The memory budget `B` every engine was given.
+    pub budget: u64,
+    /// The memory cgroup's limit, if one was asked for.
+    pub memory_limit: Option<u64>,
+}
+
 fn engines(results: &[&RunResult]) -> Vec<String> {
     let mut e: Vec<String> = Vec::new();
     for r in results {
@@ -116,6 +138,61 @@ fn section(out: &mut String, results: &[&RunResult]) {
     out.push_str(&served_table(results));
 }
 
+fn micros(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.0}"))
+}
+
+/// The write-path table: per phase and engine the throughput and its ratio
+/// to the best RocksDB configuration's, write amplification, the p99.9 and
+/// worst latency of writes and of reads, and peak RSS beside the memory
+/// budget and cap of [`Detail`].
+pub fn per_engine_table(results: &[&RunResult], detail: &Detail) -> String {
+    let best = best::best_rocksdb(results);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n**Each engine, phase by phase.** ÷ best RocksDB: the phase's throughput over that of the fastest RocksDB configuration in it (in evendb's rows, evendb / best RocksDB); writes are puts, updates, inserts and read-modify-writes, reads gets and scans (µs; p99.9 the highest of the kinds); peak RSS is the process's (`ru_maxrss` since its job started), next to the memory budget every engine was given and the cgroup's limit.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| engine | workload | distribution | ops/s | ÷ best RocksDB | write amp | write p99.9 µs | worst write µs | read p99.9 µs | worst read µs | peak RSS | budget | memory limit |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for p in phases(results) {
+        let best_ops = best
+            .iter()
+            .find(|row| row.workload == p.0 && row.distribution == p.1)
+            .map(|row| row.best.throughput_ops_per_sec)
+            .filter(|&ops| ops > 0.0);
+        for e in engines(results) {
+            let Some(r) = find(results, &e, &p) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {e} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                p.0,
+                p.1,
+                format::count(r.throughput_ops_per_sec),
+                best_ops.map_or("-".to_string(), |b| format!(
+                    "{:.2}×",
+                    r.throughput_ops_per_sec / b
+                )),
+                format::ratio(r.write_amplification),
+                micros(r.write_p999_us()),
+                micros(r.worst_write_us()),
+                micros(r.read_p999_us()),
+                micros(r.worst_read_us()),
+                format::bytes(r.peak_rss_bytes),
+                format::bytes(detail.budget),
+                detail
+                    .memory_limit
+                    .map_or("none".to_string(), format::bytes),
+            );
+        }
+    }
+    out
+}
+
 /// The table "Where evendb's gets were served": one row per evendb phase
 /// that did gets or scans, from the growth of evendb's counters over the
 /// phase's measured part. Empty when there is no such phase.
@@ -169,7 +246,7 @@ pub fn suite(
     name: &str,
     args: &Args,
     report: &Report,
-    sections: &[(String, u64)],
+    sections: &[Section],
     elapsed: f64,
     dir: &Path,
 ) -> Result<String> {
@@ -203,39 +280,31 @@ pub fn suite(
         out,
         "\nWrite amplification is the bytes the engine's process wrote to the device (`/proc/self/io`) divided by the key and value bytes the workload wrote; space amplification is the bytes on disk at the end of the phase divided by live records × (key + value). Each engine runs in a child process of its own."
     );
-    for (tag, records) in sections {
+    for s in sections {
         let group: Vec<&RunResult> = report
             .results
             .iter()
-            .filter(|r| r.workload != "stream" && r.workload != "stream-ingest")
-            .filter(|r| {
-                sections.len() == 1
-                    || r.engine_stats
-                        .get("bench_dataset_factor_x10")
-                        .map(|f| format!("{}x", *f as f64 / 10.0))
-                        == Some(tag.clone())
-            })
+            .filter(|r| r.dataset_label().as_deref() == Some(s.label.as_str()))
             .collect();
-        let _ = writeln!(
-            out,
-            "\n## Data set {tag}: {} records ({})",
-            format::count(*records as f64),
-            format::bytes(records * (args.key_size + args.value_size) as u64)
-        );
+        let _ = writeln!(out, "\n## {}", s.heading);
+        if let Some(detail) = &s.detail {
+            out.push_str(&per_engine_table(&group, detail));
+        }
         section(&mut out, &group);
         let owned: Vec<RunResult> = group.iter().map(|r| (*r).clone()).collect();
-        let files = crate::report::write_plots(dir, &owned, &format!(" {tag}"))?;
+        let files = crate::report::write_plots(dir, &owned, &format!(" {}", s.label))?;
         let _ = writeln!(out);
-        for f in files
-            .iter()
-            .filter(|f| !f.starts_with("timeline") || f.starts_with("timeline-load"))
-        {
+        // Without the detail, the load's timeline stands for the section's.
+        for f in files.iter().filter(|f| {
+            s.detail.is_some() || !f.starts_with("timeline") || f.starts_with("timeline-load")
+        }) {
             let _ = writeln!(out, "![{f}]({f})");
         }
     }
     let stream: Vec<&RunResult> = report
         .results
         .iter()
+        .filter(|r| r.dataset_label().is_none())
         .filter(|r| r.workload == "stream" || r.workload == "stream-ingest")
         .collect();
     if !stream.is_empty() {
