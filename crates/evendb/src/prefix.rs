@@ -39,7 +39,7 @@ pub(crate) struct PrefixIndex {
 }
 
 /// The 8 bytes of `key` from `skip` on, zero-padded, big-endian.
-fn prefix_at(key: &[u8], skip: usize) -> u64 {
+pub(crate) fn prefix_at(key: &[u8], skip: usize) -> u64 {
     let mut b = [0u8; 8];
     let tail = key.get(skip..).unwrap_or_default();
     let n = tail.len().min(8);

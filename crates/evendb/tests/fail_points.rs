@@ -95,7 +95,14 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             continue;
         }
         let roll = rng.u8(0..100);
-        if roll < 85 {
+        if roll < 15 {
+            // Time-ordered appends: their logs are kept as they are
+            // (adopted), and their chunks split sharing them.
+            let key = format!("zz|{i:08}").into_bytes();
+            if !p.write(db, key, Some(vec![i as u8; 60]), false) {
+                return;
+            }
+        } else if roll < 85 {
             // Most writes go to a few hot apps, whose chunks get munks.
             let app = if rng.bool() {
                 rng.u8(0..3)

@@ -108,6 +108,10 @@ impl Funk {
             info.truncated += truncated;
             logs.push(seg);
         }
+        // Segments before a chunk's last take no more appends.
+        for seg in logs.iter().rev().skip(1) {
+            seg.freeze()?;
+        }
         let Some(active) = logs.pop() else {
             return Err(crate::error::Error::corruption(
                 src.dir,

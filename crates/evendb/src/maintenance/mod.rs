@@ -177,17 +177,34 @@ pub(crate) fn compact_chunk(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 }
 
 fn compact_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
-    let chunk = chunk.resolve(&chunk.min_key);
-    if chunk.is_retired() {
-        return Ok(());
+    // Every live chunk over `chunk`'s range, in key order: maintenance
+    // may split or replace them meanwhile (then the parts are compacted
+    // in turn).
+    let end = chunk.end_key.clone();
+    let mut key = chunk.min_key.clone();
+    let mut tries = 0;
+    loop {
+        let live = chunk.resolve(&key);
+        let done = !live.is_retired() && rebuild::rebuild_now(inner, &live)?;
+        // Not rebuilt (replaced first, or its munk split): try what holds
+        // the key now, a bounded number of times.
+        tries += 1;
+        if !done && tries < 64 {
+            inner.check_poison()?;
+            continue;
+        }
+        tries = 0;
+        // A funk split replaced it by rebuilt parts; else it may be small.
+        let next = live.end_key.clone();
+        let live = live.resolve(&live.min_key);
+        if !live.is_retired() && small(inner, &live) {
+            merge(inner, &live)?;
+        }
+        match next {
+            Some(k) if end.as_ref().is_none_or(|e| k < *e) => key = k,
+            _ => return Ok(()),
+        }
     }
-    rebuild::rebuild_now(inner, &chunk)?;
-    // A split replaced it; its parts are rebuilt already.
-    let chunk = chunk.resolve(&chunk.min_key);
-    if small(inner, &chunk) {
-        merge(inner, &chunk)?;
-    }
-    Ok(())
 }
 
 /// True when the chunk's data is small enough to merge with a neighbor.

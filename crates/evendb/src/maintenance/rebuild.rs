@@ -52,11 +52,14 @@ use std::time::Instant;
 /// rather than append on (a write stall), so a log, and the files the
 /// parts of a split share, stay bounded.
 pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
-    rebalance_if(inner, chunk, false)
+    rebalance_if(inner, chunk, false).map(|_| ())
 }
 
 /// Rebuilds the chunk's funk now, whatever its log (`Db::compact`).
-pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+/// Returns false if it did not: the chunk was replaced first, or its munk
+/// was split instead (the parts may share files); the caller goes on with
+/// what replaced it.
+pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
     rebalance_if(inner, chunk, true)
 }
 
@@ -76,41 +79,45 @@ fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
     log / limit.max(1)
 }
 
-fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()> {
+fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<bool> {
     inner.check_poison()?;
     super::munks::keep_floor(inner);
     let own = match chunk.funk_change.try_lock() {
         Some(own) => own,
         // The caller holds no lock (see `maintenance`), so waiting here
-        // cannot deadlock.
-        None if !always && overdue(inner, chunk) >= 4 => chunk.funk_change.lock(),
-        None => return Ok(()),
+        // cannot deadlock. `Db::compact` waits too: it must not skip a
+        // chunk a maintenance thread is busy with.
+        None if always || overdue(inner, chunk) >= 4 => chunk.funk_change.lock(),
+        None => return Ok(false),
     };
     if chunk.is_retired() {
-        return Ok(());
+        return Ok(false);
     }
     inner.open_funk(chunk)?;
     if let Some(m) = chunk.munk() {
         if m.data_bytes() > inner.opts.max_chunk_size {
             drop(m);
-            return split::munk_split(inner, chunk, own);
+            return split::munk_split(inner, chunk, own).map(|()| false);
         }
     }
     if !always {
         if overdue(inner, chunk) == 0 {
-            return Ok(());
+            return Ok(false);
         }
         if !chunk.has_munk()
             && super::munks::load_if_worth_locked(inner, chunk, &own)?
             && overdue(inner, chunk) == 0
         {
-            return Ok(());
+            return Ok(false);
         }
-        if adoptable(inner, chunk) {
+        if adoptable(chunk) {
             // Its log came in key order: keep it as it is, a sorted run
             // that gets and scans read in place, and divert the chunk's
             // puts to a new segment. Nothing is rewritten.
-            divert(inner, chunk, &own)?;
+            let (old, _, _) = divert(inner, chunk, &own)?;
+            for log in old.logs() {
+                log.freeze()?;
+            }
             crate::failpoint::failpoint!(inner, "adopt.after_divert");
             stats::add(&inner.counters.local().log_adoptions, 1);
             // A chunk grown past its size is cut in two, sharing the
@@ -133,10 +140,10 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()>
             // The new segments' filters are growth the budget cannot
             // refuse.
             super::munks::keep_floor(inner);
-            return Ok(());
+            return Ok(false);
         }
     }
-    rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
+    rebuild_locked(inner, chunk, &own, Rebuild::Rebalance).map(|()| true)
 }
 
 /// Banded segments a munk-less chunk may keep as they are (adopted)
@@ -145,12 +152,14 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<()>
 const ADOPTED_MAX: usize = 8;
 
 /// True if a munk-less chunk's rebalance may adopt its logs instead of
-/// rebuilding: every segment is banded (see `funk::log`), and it has fewer
-/// than [`ADOPTED_MAX`] of them.
-fn adoptable(inner: &DbInner, chunk: &Chunk) -> bool {
-    let _ = inner;
+/// rebuilding: every segment is banded (see `funk::log`), the active one
+/// over enough sections to tell, and it has fewer than [`ADOPTED_MAX`].
+fn adoptable(chunk: &Chunk) -> bool {
     chunk.funk().is_some_and(|f| {
-        f.frozen.len() < ADOPTED_MAX && !chunk.has_munk() && f.logs().all(|l| l.is_banded())
+        f.frozen.len() < ADOPTED_MAX
+            && !chunk.has_munk()
+            && f.active.is_tested_banded()
+            && f.logs().all(|l| l.is_banded())
     })
 }
 

@@ -95,10 +95,18 @@ pub(super) fn munk_split(
     // The parts' cell arrays are charged in step 1, while the old munk's
     // is still held by its readers: make room for them now, with no lock
     // held.
-    super::munks::room_for(
-        inner,
-        Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts),
-    );
+    // Each part's cell array, with a slack per part for its fixed parts
+    // and the allocator's rounding.
+    let arrays = Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts)
+        + parts as u64 * Munk::array_charge(64);
+    super::munks::room_for(inner, arrays);
+    if inner.budget.free() < arrays {
+        // No munk left to evict: the budget is held by what cannot be
+        // (filters, indexes). The chunk goes on without its munk; a
+        // rebalance of its funk splits it.
+        super::munks::evict_munk(inner, chunk);
+        return Ok(());
+    }
 
     // Step 1.
     let frozen = chunk.rebalance.write();
@@ -171,6 +179,10 @@ pub(super) fn munk_split(
     drop(frozen);
     drop(own);
     drop(munk);
+    // The parts share the old active segment frozen.
+    if let Err(e) = funk.active.freeze() {
+        return inner.poison(e);
+    }
 
     // Step 2.
     crate::failpoint::failpoint!(inner, "munk_split.after_swap");
@@ -292,6 +304,8 @@ pub(super) fn commit_funk_split(
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     drop(frozen);
+    // The parts share it frozen; no put reaches it any more.
+    segment.freeze()?;
     Ok(())
 }
 
@@ -341,6 +355,7 @@ pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> R
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     drop(frozen);
+    funk.active.freeze()?;
     crate::failpoint::failpoint!(inner, "adopt_split.after_swap");
     let records: Vec<_> = children
         .iter()

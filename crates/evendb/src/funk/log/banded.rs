@@ -140,7 +140,7 @@ mod tests {
 
     fn config() -> LogConfig {
         LogConfig {
-            part_bytes: 4096,
+            part_bytes: 128 * 1024,
             budget: Arc::new(MemoryBudget::new(1 << 30)),
             store: StoreId(5),
             durable: Arc::default(),

@@ -5,6 +5,7 @@ mod check;
 pub(crate) mod format;
 mod index;
 mod segment;
+mod span;
 
 pub(crate) use banded::BandedScan;
 pub(crate) use check::{check_file, newest_epoch, salvage};

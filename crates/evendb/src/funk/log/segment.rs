@@ -28,6 +28,7 @@
 use super::check::{check_records, decode_at, decode_records, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
 use super::index::SegmentIndex;
+use super::span::{BlockIndex, KeySpan, Sections, Window};
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
@@ -93,6 +94,9 @@ struct Parts {
     sealed: usize,
     /// The unsealed part (none while the segment is empty).
     tail: Option<LogPart>,
+    /// Of a frozen banded segment, the block index that replaced the
+    /// directory (see `span`).
+    blocks: Option<BlockIndex>,
 }
 
 impl Parts {
@@ -106,6 +110,7 @@ impl Parts {
             locations: entries.iter().map(|e| e.1).collect(),
             sealed,
             tail,
+            blocks: None,
         }
     }
 
@@ -114,9 +119,11 @@ impl Parts {
         heap_size(self.fingerprints.len() * 4) + heap_size(self.locations.len() * 8)
     }
 
-    /// Memory of the directory and the tail's filter.
+    /// Memory of the directory, the tail's filter and the block index.
     fn bytes(&self) -> u64 {
-        self.directory_bytes() + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
+        self.directory_bytes()
+            + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
+            + self.blocks.as_ref().map_or(0, BlockIndex::bytes)
     }
 
     fn count(&self) -> usize {
@@ -171,165 +178,10 @@ struct AppendState {
     /// The keys appended so far: their range and whether they came in
     /// key order.
     span: KeySpan,
-}
-
-/// Bytes of log per section of a [`KeySpan`]'s band check.
-const SECTION_BYTES: u64 = 64 * 1024;
-
-/// Records below the band a banded segment may hold, per 64 of its records
-/// (and 16 whatever its size): a put delayed while other threads went on
-/// lands far behind them, and is kept aside rather than ending the band.
-const OUTLIERS_PER_64: u64 = 1;
-
-/// The smallest and largest key of a segment's records, and whether they
-/// arrived in key order up to a bounded disorder (a **banded** segment: a
-/// sequential load by several threads, or a chunk taking time-ordered
-/// appends at its end).
-///
-/// The segment is cut into sections of about [`SECTION_BYTES`]; `marks`
-/// holds, per section, its first record's offset and the largest key of
-/// every record up to the section's end so far. A record whose key is at
-/// least that largest key as of two sections back is in the band; one
-/// below it is an **outlier**, kept aside (its key and place) while there
-/// are few; past [`OUTLIERS_PER_64`] the segment stops being banded. Then
-/// the in-band records of a key range `[from, to)` all lie between the
-/// first section whose largest key reaches `from` and the first section
-/// whose key as of two sections back reaches `to`: reading that window and
-/// the range's outliers instead of the whole segment is exact.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct KeySpan {
-    /// `None` while the segment has no record.
-    pub range: Option<(Vec<u8>, Vec<u8>)>,
-    pub banded: bool,
-    records: u64,
-    /// Per section: (first record's offset, largest key up to its end).
-    /// Emptied when the segment stops being banded.
-    marks: Vec<(u64, Vec<u8>)>,
-    /// (key, offset, length) of the records below the band.
-    outliers: Vec<(Vec<u8>, u64, u64)>,
-}
-
-/// Where a segment's records of a key range are: see [`KeySpan::window`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Window {
-    pub start: u64,
-    pub end: u64,
-    /// (offset, length) of the range's records outside `start..end`.
-    pub extra: Vec<(u64, u64)>,
-}
-
-impl Window {
-    /// Bytes a read of the window reads.
-    pub fn bytes(&self) -> u64 {
-        self.end - self.start + self.extra.iter().map(|e| e.1).sum::<u64>()
-    }
-}
-
-impl KeySpan {
-    fn note(&mut self, key: &[u8], offset: u64, len: u64) {
-        self.records += 1;
-        match &mut self.range {
-            None => {
-                self.range = Some((key.to_vec(), key.to_vec()));
-                self.banded = true;
-                self.marks.push((offset, key.to_vec()));
-                return;
-            }
-            Some((min, max)) => {
-                if key > max.as_slice() {
-                    max.clear();
-                    max.extend_from_slice(key);
-                } else if key < min.as_slice() {
-                    min.clear();
-                    min.extend_from_slice(key);
-                }
-            }
-        }
-        if !self.banded {
-            return;
-        }
-        let n = self.marks.len();
-        let starts_section = offset >= self.marks[n - 1].0 + SECTION_BYTES;
-        // The record's section and the one two back, whose largest key
-        // the record may not fall below.
-        let section = if starts_section { n } else { n - 1 };
-        if section >= 2 && key < self.marks[section - 2].1.as_slice() {
-            let allowed = (self.records * OUTLIERS_PER_64 / 64).max(16);
-            if (self.outliers.len() as u64) < allowed {
-                self.outliers.push((key.to_vec(), offset, len));
-            } else {
-                self.banded = false;
-                self.marks = Vec::new();
-                self.outliers = Vec::new();
-            }
-            return;
-        }
-        let last_max = &mut self.marks[n - 1].1;
-        if starts_section {
-            let max = last_max.as_slice().max(key).to_vec();
-            self.marks.push((offset, max));
-        } else if key > last_max.as_slice() {
-            last_max.clear();
-            last_max.extend_from_slice(key);
-        }
-    }
-
-    /// True if some record's key may lie in `[from, to)`.
-    pub fn overlaps(&self, from: &[u8], to: Option<&[u8]>) -> bool {
-        match &self.range {
-            None => false,
-            Some((min, max)) => max.as_slice() >= from && to.is_none_or(|t| min.as_slice() < t),
-        }
-    }
-
-    /// For a banded segment whose records end at `len`, where the records
-    /// with a key in `[from, to)` lie; `None` if the segment is not banded
-    /// (any record may be anywhere). Records at or past `len` are left out.
-    pub fn window(&self, from: &[u8], to: Option<&[u8]>, len: u64) -> Option<Window> {
-        if !self.banded {
-            return None;
-        }
-        let Some(first) = self.marks.first() else {
-            return Some(Window {
-                start: len,
-                end: len,
-                extra: Vec::new(),
-            });
-        };
-        let m = &self.marks;
-        let j = m.partition_point(|(_, max)| max.as_slice() < from);
-        let start = m.get(j).map_or(len, |(o, _)| *o).max(first.0).min(len);
-        let end = match to {
-            None => len,
-            Some(t) => {
-                // Sections from `k` on hold in-band keys at least m[k - 2]'s.
-                let i = m.partition_point(|(_, max)| max.as_slice() < t);
-                m.get(i + 2).map_or(len, |(o, _)| *o)
-            }
-        }
-        .clamp(start, len);
-        let extra = self
-            .outliers_in(from, to, len)
-            .filter(|(o, _)| *o < start || *o >= end)
-            .collect();
-        Some(Window { start, end, extra })
-    }
-
-    /// (offset, length) of the outliers with a key in `[from, to)` that
-    /// end by `len`.
-    fn outliers_in<'a>(
-        &'a self,
-        from: &'a [u8],
-        to: Option<&'a [u8]>,
-        len: u64,
-    ) -> impl Iterator<Item = (u64, u64)> + 'a {
-        self.outliers
-            .iter()
-            .filter(move |(k, o, l)| {
-                k.as_slice() >= from && to.is_none_or(|t| k.as_slice() < t) && o + l <= len
-            })
-            .map(|(_, o, l)| (*o, *l))
-    }
+    /// Memory charged for `span`.
+    span_charged: u64,
+    /// Set once the segment takes no more appends.
+    frozen: bool,
 }
 
 /// (fingerprint, offset) of each record of the part not sealed yet, with
@@ -389,7 +241,11 @@ impl Drop for LogSegment {
         self.config
             .budget
             .release(Kind::Filters, self.filter_bytes());
-        self.append.get_mut().open_part.clear(&self.config.budget);
+        let a = self.append.get_mut();
+        a.open_part.clear(&self.config.budget);
+        self.config
+            .budget
+            .release(Kind::Filters, std::mem::take(&mut a.span_charged));
         self.drop_index();
     }
 }
@@ -461,7 +317,9 @@ impl LogSegment {
                 last_counter: mark.counter,
                 buffer: Vec::new(),
                 open_part: OpenPart::default(),
-                span: KeySpan::default(),
+                span: KeySpan::new(config.part_bytes),
+                span_charged: 0,
+                frozen: false,
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
@@ -491,7 +349,7 @@ impl LogSegment {
         let seed = codec::seed(config.store, FileKind::Log, number);
         let mut records = Vec::new();
         let mut hashes = Vec::new();
-        let mut span = KeySpan::default();
+        let mut span = KeySpan::new(config.part_bytes);
         let checked = check_records(
             &*file,
             &path,
@@ -563,6 +421,7 @@ impl LogSegment {
             let mut a = segment.append.lock();
             a.open_part = open_part;
             a.span = span;
+            segment.recharge_span(&mut a);
         }
         segment
             .records
@@ -638,12 +497,17 @@ impl LogSegment {
         self.append.lock().span.banded
     }
 
+    /// True if the segment is banded over enough sections for that to
+    /// say something about its order (see [`KeySpan::tested_banded`]).
+    pub fn is_tested_banded(&self) -> bool {
+        self.append.lock().span.tested_banded()
+    }
+
     /// True if some record's key may lie in `[from, to)` (its key range
     /// meets it).
     pub fn overlaps(&self, from: &[u8], to: Option<&[u8]>) -> bool {
         self.append.lock().span.overlaps(from, to)
     }
-
 
     /// The offsets `[start, end)` below `upto` (and the published length)
     /// that hold every record with a key in `[from, to)`: a window of a
@@ -663,33 +527,11 @@ impl LogSegment {
         }
     }
 
-    /// For a banded segment, the sections a scan of `[from, to)` reads, in
-    /// order, each with the smallest key it and every later section may
-    /// hold (`None`: any) but for outliers; the offset the last one ends at;
-    /// and the range's outliers (some may lie inside the sections). `None` if the segment is not banded.
-    #[allow(clippy::type_complexity)]
-    pub fn band_sections(
-        &self,
-        from: &[u8],
-        to: Option<&[u8]>,
-    ) -> Option<(Vec<(u64, Option<Vec<u8>>)>, u64, Vec<(u64, u64)>)> {
+    /// For a banded segment, what a scan of `[from, to)` reads (see
+    /// [`Sections`]); `None` if it is not banded.
+    pub fn band_sections(&self, from: &[u8], to: Option<&[u8]>) -> Option<Sections> {
         let len = self.len();
-        let a = self.append.lock();
-        let w = a.span.window(from, to, len)?;
-        let m = &a.span.marks;
-        let mut sections = Vec::new();
-        let first = m.partition_point(|(o, _)| *o < w.start);
-        for j in first..m.len() {
-            if m[j].0 >= w.end {
-                break;
-            }
-            let floor = j.checked_sub(2).map(|k| m[k].1.clone());
-            sections.push((m[j].0, floor));
-        }
-        // Every outlier of the range, those inside the sections too: they
-        // break the floors the sections promise.
-        let outliers = a.span.outliers_in(from, to, len).collect();
-        Some((sections, w.end, outliers))
+        self.append.lock().span.sections(from, to, len)
     }
 
     /// For a banded segment, a key near the middle of its records of
@@ -698,13 +540,45 @@ impl LogSegment {
     /// no such key.
     pub fn middle_key(&self, from: &[u8], to: Option<&[u8]>) -> Option<Vec<u8>> {
         let len = self.len();
-        let a = self.append.lock();
-        let w = a.span.window(from, to, len)?;
-        let m = &a.span.marks;
-        let first = m.partition_point(|(o, _)| *o < w.start);
-        let last = m.partition_point(|(o, _)| *o < w.end);
-        let key = &m.get((first + last) / 2)?.1;
-        (key.as_slice() > from && to.is_none_or(|t| key.as_slice() < t)).then(|| key.clone())
+        self.append.lock().span.middle_key(from, to, len)
+    }
+
+    /// Charges (or returns) the change in the span's memory.
+    fn recharge_span(&self, a: &mut AppendState) {
+        let now = a.span.bytes();
+        let budget = &self.config.budget;
+        budget.add(Kind::Filters, now.saturating_sub(a.span_charged));
+        budget.release(Kind::Filters, a.span_charged.saturating_sub(now));
+        a.span_charged = now;
+    }
+
+    /// Marks the segment as taking no more appends (the caller diverted
+    /// its chunks' puts and flushed it). A banded segment then swaps its
+    /// per-record directory and filter for the smaller block index its
+    /// span built (see `span`); gets read a block instead of a record.
+    pub fn freeze(&self) -> Result<()> {
+        let mut a = self.append.lock();
+        if a.frozen {
+            return Ok(());
+        }
+        self.write_buffer(&mut a)?;
+        a.frozen = true;
+        let len = a.len;
+        if let Some(blocks) = a.span.freeze(len) {
+            let old = self.parts.load_full();
+            let new = Parts {
+                blocks: Some(blocks),
+                ..Parts::default()
+            };
+            // The index is smaller than what it replaces: return first.
+            let budget = &self.config.budget;
+            budget.release(Kind::Filters, old.bytes());
+            a.open_part.clear(budget);
+            budget.add(Kind::Filters, new.bytes());
+            self.parts.store(Arc::new(new));
+        }
+        self.recharge_span(&mut a);
+        Ok(())
     }
 
     /// Records appended so far.
@@ -804,9 +678,16 @@ impl LogSegment {
         a.span.note(key, offset, record_len as u64);
         let a = &mut *a;
         let current = self.parts.load();
+        if current.blocks.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: an append to a frozen log segment",
+                self.path.display()
+            )));
+        }
         if self.starts_part(&current, offset) {
             let parts = self.seal(&current, &mut a.open_part, offset);
             self.parts.store(Arc::new(parts));
+            self.recharge_span(a);
         }
         let parts = self.parts.load();
         self.note_record(&parts, &mut a.open_part, loc, hash);
@@ -964,6 +845,9 @@ impl LogSegment {
     ) -> Result<Option<(RecordPtr, Option<Vec<u8>>)>> {
         let end = self.len();
         let parts = self.parts.load();
+        if let Some(blocks) = &parts.blocks {
+            return self.lookup_blocks(blocks, key, accept, probe);
+        }
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         let mut consider = |r: RecordPtr, buf: &[u8], local: usize| -> bool {
             let start = local + HEADER_LEN;
@@ -1055,6 +939,39 @@ impl LogSegment {
                 probe.skipped += 1;
             }
         }
+        Ok(best)
+    }
+
+    /// [`lookup`](Self::lookup) in a frozen banded segment: reads the
+    /// blocks (and outlier records) that may hold `key`.
+    fn lookup_blocks(
+        &self,
+        blocks: &BlockIndex,
+        key: &[u8],
+        accept: &dyn Fn(u64, u64) -> bool,
+        probe: &mut FilterProbe,
+    ) -> Result<Option<(RecordPtr, Option<Vec<u8>>)>> {
+        let candidates = blocks.candidates(key);
+        if candidates.is_empty() {
+            probe.skipped += 1;
+            return Ok(None);
+        }
+        probe.searched += 1;
+        let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
+        for (start, end) in candidates {
+            let image = self.image_range(start, end)?;
+            for r in &image.records {
+                if image.key(r) != key || !accept(r.version, r.counter) {
+                    continue;
+                }
+                if best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp()) {
+                    let mut ptr = r.clone();
+                    ptr.offset += start;
+                    best = Some((ptr, image.value(r).map(<[u8]>::to_vec)));
+                }
+            }
+        }
+        probe.false_positives += u64::from(best.is_none());
         Ok(best)
     }
 
