@@ -181,7 +181,9 @@ impl DbInner {
         }
         if log > limit {
             // A log far past its limit means maintenance is behind: this
-            // put does the rebuild itself rather than let reads slow down.
+            // put does the rebuild itself rather than let reads slow down
+            // (unless another thread is at it: then it waits only once the
+            // log is eight times past its limit).
             if log > limit.saturating_mul(4) {
                 let since = Instant::now();
                 crate::maintenance::funk_rebalance(self, chunk)?;

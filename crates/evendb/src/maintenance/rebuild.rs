@@ -85,9 +85,11 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     let own = match chunk.funk_change.try_lock() {
         Some(own) => own,
         // The caller holds no lock (see `maintenance`), so waiting here
-        // cannot deadlock. `Db::compact` waits too: it must not skip a
-        // chunk a maintenance thread is busy with.
-        None if always || overdue(inner, chunk) >= 4 => chunk.funk_change.lock(),
+        // cannot deadlock. A put waits only for a log eight times past its
+        // limit (below that, it goes on while another thread rebuilds);
+        // `Db::compact` waits too: it must not skip a chunk a maintenance
+        // thread is busy with.
+        None if always || overdue(inner, chunk) >= 8 => chunk.funk_change.lock(),
         None => return Ok(false),
     };
     if chunk.is_retired() {
