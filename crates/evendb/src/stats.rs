@@ -158,6 +158,12 @@ stats! {
         /// Funk rebalances that kept banded logs as they are: the chunk's
         /// puts were diverted to a new segment and no table was written.
         log_adoptions,
+        /// Funk rebalances that wrote a munk-less chunk's unsorted log
+        /// again in key order (a run, kept like an adopted log) instead of
+        /// rewriting the chunk's table.
+        log_runs,
+        /// Bytes of log written by those runs.
+        run_bytes_written,
         /// Time spent in all rebuilds that write tables (rebalances, splits, merges), in microseconds.
         rebuild_micros,
         /// Munks loaded from disk.

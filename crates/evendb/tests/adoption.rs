@@ -1,7 +1,8 @@
 //! Logs that arrive in key order are kept as they are: a sequential load
 //! writes its data once (splits share the segments, munk-less rebalances
 //! adopt them), and gets and scans read the adopted segments in place,
-//! before and after a reopen, and after random updates on top.
+//! before and after a reopen, and after random updates on top (whose logs
+//! are written again sorted, as runs).
 
 mod common;
 
@@ -16,10 +17,10 @@ fn options(fs: &MemFs) -> Options {
         .durability(Durability::Buffered {
             sync_interval: std::time::Duration::from_secs(3600),
         })
-        .max_chunk_size(1 << 20)
-        .max_log_size(256 << 10)
+        .max_chunk_size(2 << 20)
+        .max_log_size(512 << 10)
         .block_size(4096)
-        .memory_budget(512 << 10)
+        .memory_budget(2 << 20)
         .maintenance_threads(0)
 }
 
@@ -123,6 +124,15 @@ fn a_sequential_load_is_written_once_and_read_in_place() {
             &format!("after update round {round}"),
         );
     }
+    let s = db.stats();
+    assert!(
+        s.log_runs > 0,
+        "no unsorted log was written as a run: {s:?}"
+    );
+    db.flush().expect("flush");
+    drop(db);
+    let db = options(&fs).open(common::dir()).expect("reopen");
+    check(&db, &model, &mut rng, "after updates and a reopen");
     db.compact().expect("compact");
     check(&db, &model, &mut rng, "after compaction");
 }

@@ -68,19 +68,38 @@ fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
     // Odd sequences run with memory for a few munks only: loads and
     // evictions; even ones with room for all: munk rebalances and splits.
     let budget = if seed % 2 == 1 { 24 << 10 } else { 64 << 20 };
+    // One sequence in four has logs long enough (a few band sections) to
+    // be kept as they are (adopted) or written again sorted (runs).
+    let (log, chunk) = if seed % 4 == 3 {
+        (4 << 10, 16 << 10)
+    } else {
+        (1 << 10, 4 << 10)
+    };
     let open = |fs: &MemFs| {
         common::tiny(fs)
             .memory_budget(budget)
+            .max_log_size(log)
+            .max_chunk_size(chunk)
             .open(common::dir())
             .expect("open")
     };
+    // Time-ordered keys, put in bursts.
+    let mut next_event = 0u32;
     let mut db = open(&fs);
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut snaps: Vec<(evendb::Snapshot, Model)> = Vec::new();
     for step in 0..ops {
         let ctx = || format!("seed {seed} step {step}");
         match rng.u8(0..100) {
-            0..=39 => {
+            0..=4 => {
+                for _ in 0..rng.u32(10..60) {
+                    let (k, v) = (format!("t{next_event:06}").into_bytes(), value(&mut rng));
+                    next_event += 1;
+                    db.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+            5..=39 => {
                 let (k, v) = (key(&mut rng), value(&mut rng));
                 db.put(&k, &v).unwrap();
                 model.insert(k, v);
@@ -179,11 +198,20 @@ fn random_sequences_match_a_btreemap() {
         t.munk_loads += s.munk_loads;
         t.munk_evictions += s.munk_evictions;
         t.munk_rebalances += s.munk_rebalances;
+        t.log_adoptions += s.log_adoptions;
+        t.log_runs += s.log_runs;
     }
     eprintln!(
         "{n} sequences x 400 ops: {} splits, {} merges, {} funk rebalances, {} munk loads, \
-         {} munk evictions, {} munk rebalances",
-        t.splits, t.merges, t.rebalances, t.munk_loads, t.munk_evictions, t.munk_rebalances
+         {} munk evictions, {} munk rebalances, {} adopted logs, {} runs",
+        t.splits,
+        t.merges,
+        t.rebalances,
+        t.munk_loads,
+        t.munk_evictions,
+        t.munk_rebalances,
+        t.log_adoptions,
+        t.log_runs
     );
     assert!(
         t.splits > 0 && t.merges > 0 && t.rebalances > 0,
@@ -192,6 +220,10 @@ fn random_sequences_match_a_btreemap() {
     assert!(
         t.munk_loads > 0 && t.munk_evictions > 0 && t.munk_rebalances > 0,
         "the op mix must load, evict and rebalance munks"
+    );
+    assert!(
+        t.log_adoptions > 0 && t.log_runs > 0,
+        "the op mix must adopt logs and write runs"
     );
 }
 

@@ -219,6 +219,17 @@ fn small(inner: &DbInner, chunk: &Chunk) -> bool {
 /// or below it. A tombstone left oldest is dropped: the table is the bottom
 /// level, so "deleted" and "absent" read the same.
 pub(crate) fn gc_group(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry> {
+    let mut kept = gc_versions(versions, oldest_needed);
+    while kept.last().is_some_and(|e| e.value.is_none()) {
+        kept.pop();
+    }
+    kept
+}
+
+/// [`gc_group`] for data above the bottom (a run over a table): the oldest
+/// kept version stays even if it is a tombstone, since it hides older
+/// values below.
+pub(crate) fn gc_versions(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry> {
     let mut kept: Vec<Entry> = Vec::with_capacity(versions.len());
     for e in versions {
         if kept.last().is_some_and(|l| l.version == e.version) {
@@ -229,9 +240,6 @@ pub(crate) fn gc_group(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry> {
         if below {
             break;
         }
-    }
-    while kept.last().is_some_and(|e| e.value.is_none()) {
-        kept.pop();
     }
     kept
 }

@@ -112,7 +112,7 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
         {
             return Ok(false);
         }
-        if adoptable(chunk) {
+        if adoptable(inner, chunk) {
             // Its log came in key order: keep it as it is, a sorted run
             // that gets and scans read in place, and divert the chunk's
             // puts to a new segment. Nothing is rewritten.
@@ -122,25 +122,18 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
             }
             crate::failpoint::failpoint!(inner, "adopt.after_divert");
             stats::add(&inner.counters.local().log_adoptions, 1);
-            // A chunk grown past its size is cut in two, sharing the
-            // adopted segments (nothing is written).
-            // (Its logs' bytes in its range count; a table shared with a
-            // neighbour would count whole.)
-            let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
-            let at = chunk
-                .funk()
-                .filter(|f| f.log_bytes_for(from, to) > inner.opts.max_chunk_size)
-                .and_then(|f| {
-                    f.frozen
-                        .iter()
-                        .max_by_key(|l| l.window(from, to, u64::MAX).bytes())
-                        .and_then(|l| l.middle_key(from, to))
-                });
-            if let Some(at) = at {
-                split::adopt_split(inner, chunk, at)?;
-            }
+            split_if_large(inner, chunk)?;
             // The new segments' filters are growth the budget cannot
             // refuse.
+            super::munks::keep_floor(inner);
+            return Ok(false);
+        }
+        if sortable(inner, chunk) {
+            // Its new log is unsorted, the older ones are runs: write the
+            // new one again in key order, a run like them, instead of
+            // rewriting the whole chunk.
+            write_run(inner, chunk, &own)?;
+            split_if_large(inner, chunk)?;
             super::munks::keep_floor(inner);
             return Ok(false);
         }
@@ -148,21 +141,150 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance).map(|()| true)
 }
 
+/// Cuts a munk-less chunk whose frozen logs (adopted or runs) grew past
+/// its size in two, sharing them (nothing is written; see
+/// `split::adopt_split`). Its logs' bytes in its range count: a table
+/// shared with a neighbour would count whole.
+fn split_if_large(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
+    let at = chunk
+        .funk()
+        .filter(|f| f.log_bytes_for(from, to) > inner.opts.max_chunk_size)
+        .and_then(|f| {
+            f.frozen
+                .iter()
+                .max_by_key(|l| l.window(from, to, u64::MAX).bytes())
+                .and_then(|l| l.middle_key(from, to))
+        });
+    match at {
+        Some(at) => split::adopt_split(inner, chunk, at),
+        None => Ok(()),
+    }
+}
+
+/// True if a munk-less chunk's rebalance may write its active log as a
+/// sorted run (see [`write_run`]): the log is not banded and spans a few
+/// sections, every other segment is banded, it has fewer than
+/// [`ADOPTED_MAX`], and its logs' bytes in its range are under twice
+/// `max_chunk_size` (past that, runs of updates over a table are merged
+/// into it). A chunk whose logs outgrow it is split after the run, sharing
+/// them, like an adopting one.
+fn sortable(inner: &DbInner, chunk: &Chunk) -> bool {
+    let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
+    logs_have_room(inner)
+        && chunk.funk().is_some_and(|f| {
+            !chunk.has_munk()
+                && f.frozen.len() < ADOPTED_MAX
+                && !f.active.is_banded()
+                && f.active.appended() >= RUN_SECTIONS * f.active.section_bytes()
+                && f.frozen.iter().all(|l| l.is_banded())
+                && f.log_bytes_for(from, to) <= 2 * inner.opts.max_chunk_size
+        })
+}
+
+/// Diverts the chunk's puts, then writes the records of its range in the
+/// diverted (unsorted) segment to a new segment in key order, keeping
+/// the versions readers may need (tombstones too: older values lie below),
+/// each with its version and counter; syncs and freezes it (it is banded)
+/// and publishes it in place of the diverted one. Returns its size.
+fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<u64> {
+    let started = Instant::now();
+    let (_, _, _) = divert(inner, chunk, own)?;
+    let now = chunk
+        .funk()
+        .ok_or_else(|| Error::InvalidArgument("a run of a chunk whose funk is closed".into()))?;
+    let Some(src) = now.frozen.last().cloned() else {
+        return Ok(0);
+    };
+    let w = inner.versions.refresh_watermark();
+    // The image read, and what the run's directory, filters and span take
+    // while it is written (growth that cannot be refused): under 40 bytes
+    // a record.
+    let image_bytes = src.appended();
+    super::munks::room_for(inner, image_bytes + src.records() * 40 + 4096);
+    let _image = inner.budget.hold(Kind::Work, image_bytes);
+    let view = crate::funk::LogView::new(
+        vec![src.image(u64::MAX)?],
+        &chunk.min_key,
+        chunk.end_key.as_deref(),
+        &inner.recovery,
+    );
+    let run = new_segment(inner)?;
+    let mut pos = 0;
+    while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
+        let mut versions = Vec::new();
+        while view.key(pos) == Some(key.as_slice()) {
+            versions.extend(view.entry(pos));
+            pos += 1;
+        }
+        // Newest first; appended oldest first, as they came.
+        for e in super::gc_versions(versions, w).into_iter().rev() {
+            let counter = std::sync::atomic::AtomicU64::new(e.counter);
+            run.append(&e.key, e.value.as_deref(), e.version, &counter, false)?;
+        }
+    }
+    run.sync_all()?;
+    run.freeze()?;
+    crate::failpoint::failpoint!(inner, "run.after_write");
+    let mut frozen = now.frozen.clone();
+    frozen.pop();
+    frozen.push(run.clone());
+    let funk = Funk {
+        table: now.table.clone(),
+        frozen,
+        active: now.active.clone(),
+    };
+    let files = funk.files();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files = files.clone();
+        }
+    })?;
+    *chunk.files.lock() = files;
+    chunk.set_funk(Arc::new(funk));
+    crate::failpoint::failpoint!(inner, "run.after_publish");
+    remove_unreferenced(
+        inner,
+        &[FunkFiles {
+            table: None,
+            logs: vec![src.number],
+        }],
+    );
+    let written = run.appended();
+    let c = inner.counters.local();
+    stats::add(&c.log_runs, 1);
+    stats::add(&c.run_bytes_written, written);
+    stats::add(&c.rebuild_micros, stats::micros(started));
+    Ok(written)
+}
+
+/// Band sections a log must span to be written as a run: fewer, and
+/// tiny logs would make many tiny files.
+const RUN_SECTIONS: u64 = 2;
+
 /// Banded segments a munk-less chunk may keep as they are (adopted)
 /// before a rebalance merges them into a table: each one a gets and
 /// scans consult in turn.
 const ADOPTED_MAX: usize = 8;
 
+/// True while log filters and indexes (which cannot be evicted) take under
+/// a third of the memory budget: past that, rebalances merge logs into
+/// tables (whose indexes are smaller) instead of keeping more of them.
+fn logs_have_room(inner: &DbInner) -> bool {
+    inner.budget.kind_used(Kind::Filters) < inner.budget.limit() / 3
+}
+
 /// True if a munk-less chunk's rebalance may adopt its logs instead of
 /// rebuilding: every segment is banded (see `funk::log`), the active one
 /// over enough sections to tell, and it has fewer than [`ADOPTED_MAX`].
-fn adoptable(chunk: &Chunk) -> bool {
-    chunk.funk().is_some_and(|f| {
-        f.frozen.len() < ADOPTED_MAX
-            && !chunk.has_munk()
-            && f.active.is_tested_banded()
-            && f.logs().all(|l| l.is_banded())
-    })
+fn adoptable(inner: &DbInner, chunk: &Chunk) -> bool {
+    logs_have_room(inner)
+        && chunk.funk().is_some_and(|f| {
+            f.frozen.len() < ADOPTED_MAX
+                && !chunk.has_munk()
+                && f.active.is_tested_banded()
+                && f.logs().all(|l| l.is_banded())
+        })
 }
 
 /// Step 2: diverts the chunk's puts to a new segment. Returns the funk as

@@ -1,20 +1,27 @@
-//! Scans of banded log segments (see [`KeySpan`](super::segment::KeySpan)):
-//! the records of a key range read section by section, in file order, and
-//! returned in key order without an index.
+//! Scans of banded log segments (see `span`): the records of a key range
+//! read piece by piece, in file order, and returned in key order without
+//! an index.
 //!
 //! A banded segment's records are in key order up to a bounded disorder:
-//! every record of section `j` has a key at least the largest key of
-//! sections `0..=j-2` (its **floor**), except a few outliers the segment
-//! lists. So once sections up to `j - 1` are read, every key below section
-//! `j`'s floor has all its records in memory and can be returned. A scan
-//! holds at most a few sections' records at a time, reads each byte of
-//! its window once and in large sequential pieces.
+//! every in-band record of a piece has a key at least the piece's
+//! **floor** — for a segment still taking appends, the largest key two
+//! 64 KiB sections back; for a frozen one, the smallest key of its 4 KiB
+//! block and every later block — and the segment lists its few outliers.
+//! So once the pieces before piece `j` are read, every key below `j`'s
+//! floor has all its records in memory and can be returned. A scan holds a
+//! few pieces' records at a time and reads each byte of its window once,
+//! in reads that grow from two blocks to 32 as the scan goes on.
 
 use super::segment::LogSegment;
+use super::span::Floor;
 use crate::error::Result;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+/// Pieces the first read of a scan takes, and the most any read takes.
+const FIRST_BATCH: usize = 2;
+const MAX_BATCH: usize = 32;
 
 /// One record read from a banded segment.
 #[derive(Debug, Clone)]
@@ -32,10 +39,14 @@ type PendingKey = (Vec<u8>, Reverse<(u64, u64)>);
 #[derive(Debug)]
 pub(crate) struct BandedScan {
     seg: Arc<LogSegment>,
-    /// Sections not read yet: (offset, floor of it and every later one).
-    sections: VecDeque<(u64, Option<Vec<u8>>)>,
-    /// Where the last section ends.
+    /// Pieces not read yet: (offset, floor of it and every later one).
+    pieces: VecDeque<(u64, Floor)>,
+    /// Where the last piece ends.
     end: u64,
+    /// Pieces the next read takes (it doubles, up to `max_batch`).
+    batch: usize,
+    /// [`MAX_BATCH`] for blocks, 1 for 64 KiB sections.
+    max_batch: usize,
     from: Vec<u8>,
     to: Option<Vec<u8>>,
     /// Records read and not returned, by (key, newest first).
@@ -47,13 +58,18 @@ pub(crate) struct BandedScan {
 impl BandedScan {
     /// A scan of `[from, to)` of `seg`; `None` if the segment is not banded.
     pub fn new(seg: &Arc<LogSegment>, from: &[u8], to: Option<&[u8]>) -> Result<Option<Self>> {
-        let Some((sections, end, extra)) = seg.band_sections(from, to) else {
+        let Some(plan) = seg.scan_plan(from, to) else {
             return Ok(None);
         };
+        let extra = plan.outliers;
+        let blocks = matches!(plan.pieces.last(), Some((_, Floor::Prefix { .. })));
+        let max_batch = if blocks { MAX_BATCH } else { 1 };
         let mut scan = BandedScan {
             seg: seg.clone(),
-            sections: sections.into(),
-            end,
+            pieces: plan.pieces.into(),
+            end: plan.end,
+            batch: FIRST_BATCH.min(max_batch),
+            max_batch,
             from: from.to_vec(),
             to: to.map(<[u8]>::to_vec),
             pending: BTreeMap::new(),
@@ -92,23 +108,26 @@ impl BandedScan {
         Ok(())
     }
 
-    /// The smallest key left, reading sections until every record of it
-    /// is in memory.
+    /// The smallest key left, reading pieces until every record of it is
+    /// in memory.
     pub fn peek_key(&mut self) -> Result<Option<&[u8]>> {
         loop {
-            let ready = match (self.pending.keys().next(), self.sections.front()) {
+            let ready = match (self.pending.keys().next(), self.pieces.front()) {
                 (_, None) => true,
                 (None, Some(_)) => false,
-                // Unread sections hold only keys at or above their floor.
-                (Some((k, _)), Some((_, floor))) => floor.as_ref().is_some_and(|f| k < f),
+                // Unread pieces hold only keys at or above their floor.
+                (Some((k, _)), Some((_, floor))) => floor.above(k),
             };
             if ready {
                 return Ok(self.pending.keys().next().map(|(k, _)| k.as_slice()));
             }
-            let Some((start, _)) = self.sections.pop_front() else {
+            let Some((start, _)) = self.pieces.front().cloned() else {
                 continue;
             };
-            let end = self.sections.front().map_or(self.end, |(o, _)| *o);
+            let take = self.batch.min(self.pieces.len());
+            self.pieces.drain(..take);
+            self.batch = (self.batch * 2).min(self.max_batch);
+            let end = self.pieces.front().map_or(self.end, |(o, _)| *o);
             self.read(start, end)?;
         }
     }
@@ -213,45 +232,62 @@ mod tests {
             let keys = disordered(4000, jitter, every, &mut rng);
             let (seg, model) = segment(&fs, round as u64 + 1, &keys);
             assert!(seg.is_banded(), "round {round}: jitter {jitter}");
-            for _ in 0..40 {
-                let a = rng.u32(0..41_000);
-                let b = a + rng.u32(0..8_000);
-                let from = format!("key{a:08}").into_bytes();
-                let to = format!("key{b:08}").into_bytes();
-                let to = (rng.u8(..) > 30).then_some(to);
-                let want: Vec<_> = model
-                    .range(from.clone()..)
-                    .take_while(|(k, _)| to.as_ref().is_none_or(|t| *k < t))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                let got = scan(&seg, &from, to.as_deref());
-                let show = |v: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
-                    v.iter()
-                        .map(|(k, v)| {
-                            let v = String::from_utf8_lossy(&v[..12]).into_owned();
-                            format!("{}={v}", String::from_utf8_lossy(k))
-                        })
-                        .collect()
-                };
-                if got != want {
-                    let (g, w) = (show(&got), show(&want));
-                    let at = g
-                        .iter()
-                        .zip(&w)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(g.len().min(w.len()));
-                    panic!(
+            // Section by section while it takes appends, block by block
+            // once frozen.
+            for frozen in [false, true] {
+                if frozen {
+                    seg.freeze().expect("freeze");
+                }
+                for _ in 0..40 {
+                    let a = rng.u32(0..41_000);
+                    let b = a + rng.u32(0..8_000);
+                    let from = format!("key{a:08}").into_bytes();
+                    let to = format!("key{b:08}").into_bytes();
+                    let to = (rng.u8(..) > 30).then_some(to);
+                    let want: Vec<_> = model
+                        .range(from.clone()..)
+                        .take_while(|(k, _)| to.as_ref().is_none_or(|t| *k < t))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    let got = scan(&seg, &from, to.as_deref());
+                    let show = |v: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
+                        v.iter()
+                            .map(|(k, v)| {
+                                let v = String::from_utf8_lossy(&v[..12]).into_owned();
+                                format!("{}={v}", String::from_utf8_lossy(k))
+                            })
+                            .collect()
+                    };
+                    if got != want {
+                        let (g, w) = (show(&got), show(&want));
+                        let at = g
+                            .iter()
+                            .zip(&w)
+                            .position(|(a, b)| a != b)
+                            .unwrap_or(g.len().min(w.len()));
+                        panic!(
                         "round {round}: {} keys, want {}; first difference at {at}: {:?} vs {:?}",
                         g.len(),
                         w.len(),
                         &g[at.saturating_sub(2)..(at + 3).min(g.len())],
                         &w[at.saturating_sub(2)..(at + 3).min(w.len())]
                     );
+                    }
+                    // The window holds every record of the range, and is
+                    // smaller than the segment for a small range.
+                    let w = seg.window(&from, to.as_deref(), u64::MAX);
+                    assert!(w.bytes() <= seg.len());
+                    // Gets find every key through the directory or blocks.
+                    if let Some((k, v)) = model.range(from.clone()..).next() {
+                        let mut probe = crate::stats::FilterProbe::default();
+                        let hash = crate::cache::bloom::key_hash(k);
+                        let got = seg
+                            .lookup(k, hash, &|_, _| true, &mut probe)
+                            .expect("get")
+                            .expect("found");
+                        assert_eq!(got.1.as_ref(), Some(v), "round {round} frozen {frozen}");
+                    }
                 }
-                // The window holds every record of the range, and is
-                // smaller than the segment for a small range.
-                let w = seg.window(&from, to.as_deref(), u64::MAX);
-                assert!(w.bytes() <= seg.len());
             }
         }
     }

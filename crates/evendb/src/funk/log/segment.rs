@@ -28,7 +28,7 @@
 use super::check::{check_records, decode_at, decode_records, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
 use super::index::SegmentIndex;
-use super::span::{BlockIndex, KeySpan, Sections, Window};
+use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
@@ -95,8 +95,9 @@ struct Parts {
     /// The unsealed part (none while the segment is empty).
     tail: Option<LogPart>,
     /// Of a frozen banded segment, the block index that replaced the
-    /// directory (see `span`).
-    blocks: Option<BlockIndex>,
+    /// directory (see `span`), and a Bloom filter of its keys' fingerprints
+    /// (about 10 bits a record).
+    blocks: Option<(BlockIndex, Bloom)>,
 }
 
 impl Parts {
@@ -123,7 +124,10 @@ impl Parts {
     fn bytes(&self) -> u64 {
         self.directory_bytes()
             + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
-            + self.blocks.as_ref().map_or(0, BlockIndex::bytes)
+            + self
+                .blocks
+                .as_ref()
+                .map_or(0, |(b, f)| b.bytes() + f.bytes())
     }
 
     fn count(&self) -> usize {
@@ -157,6 +161,17 @@ fn unpack(loc: u64) -> (u64, u64) {
 /// The fingerprint the directory keeps for a key hash.
 fn fingerprint(hash: u64) -> u32 {
     (hash >> 32) as u32
+}
+
+/// Bits per record of a frozen banded segment's Bloom filter (about 1%
+/// false positives with its five probes).
+const FROZEN_FILTER_BITS: usize = 10;
+
+/// The hash a frozen segment's filter takes for a fingerprint: its 32 bits
+/// spread over 64 (the filter picks its block from the high bits and its
+/// probes from the low ones).
+fn fingerprint_hash(fp: u32) -> u64 {
+    (u64::from(fp) | 1 << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Where a log's first record starts: after its file header.
@@ -528,8 +543,12 @@ impl LogSegment {
     }
 
     /// For a banded segment, what a scan of `[from, to)` reads (see
-    /// [`Sections`]); `None` if it is not banded.
-    pub fn band_sections(&self, from: &[u8], to: Option<&[u8]>) -> Option<Sections> {
+    /// [`ScanPlan`]): block by block once it is frozen, else section by
+    /// section. `None` if it is not banded.
+    pub fn scan_plan(&self, from: &[u8], to: Option<&[u8]>) -> Option<ScanPlan> {
+        if let Some((blocks, _)) = &self.parts.load().blocks {
+            return Some(blocks.plan(from, to));
+        }
         let len = self.len();
         self.append.lock().span.sections(from, to, len)
     }
@@ -566,19 +585,39 @@ impl LogSegment {
         let len = a.len;
         if let Some(blocks) = a.span.freeze(len) {
             let old = self.parts.load_full();
+            // The filter is built from the directory it replaces.
+            let fps: Vec<u32> = old
+                .fingerprints
+                .iter()
+                .copied()
+                .chain(a.open_part.records.iter().map(|&(fp, _)| fp))
+                .collect();
+            let filter = Bloom::with_bits((fps.len() * FROZEN_FILTER_BITS).max(512));
+            for fp in fps {
+                filter.insert(fingerprint_hash(fp));
+            }
             let new = Parts {
-                blocks: Some(blocks),
+                blocks: Some((blocks, filter)),
                 ..Parts::default()
             };
-            // The index is smaller than what it replaces: return first.
+            // Only if it is smaller than what it replaces (a small segment's
+            // directory may be): return that first.
             let budget = &self.config.budget;
-            budget.release(Kind::Filters, old.bytes());
-            a.open_part.clear(budget);
-            budget.add(Kind::Filters, new.bytes());
-            self.parts.store(Arc::new(new));
+            let open_part = a.open_part.charged;
+            if new.bytes() < old.bytes() + open_part {
+                budget.release(Kind::Filters, old.bytes());
+                a.open_part.clear(budget);
+                budget.add(Kind::Filters, new.bytes());
+                self.parts.store(Arc::new(new));
+            }
         }
         self.recharge_span(&mut a);
         Ok(())
+    }
+
+    /// Bytes of log per section of the segment's band check.
+    pub fn section_bytes(&self) -> u64 {
+        self.append.lock().span.section_bytes()
     }
 
     /// Records appended so far.
@@ -846,7 +885,11 @@ impl LogSegment {
         let end = self.len();
         let parts = self.parts.load();
         if let Some(blocks) = &parts.blocks {
-            return self.lookup_blocks(blocks, key, accept, probe);
+            if !blocks.1.may_contain(fingerprint_hash(fingerprint(hash))) {
+                probe.skipped += 1;
+                return Ok(None);
+            }
+            return self.lookup_blocks(&blocks.0, key, accept, probe);
         }
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         let mut consider = |r: RecordPtr, buf: &[u8], local: usize| -> bool {

@@ -32,9 +32,9 @@ use crate::prefix::prefix_at;
 /// is tested over a few sections at least.
 pub(crate) const SECTION_BYTES: u64 = 64 * 1024;
 
-/// Sections per block of a [`BlockIndex`] (a block is what a get of a
-/// frozen banded segment reads: 8 KiB with 64 KiB sections).
-const BLOCKS_PER_SECTION: u64 = 8;
+/// Blocks per section of a [`BlockIndex`] (a block is what a get of a
+/// frozen banded segment reads: 4 KiB with 64 KiB sections, as a table's).
+const BLOCKS_PER_SECTION: u64 = 16;
 
 /// The smallest block: each costs two keys while the segment takes
 /// appends, so tiny logs (tests) do not pay more for them than their data.
@@ -86,11 +86,40 @@ impl Window {
     }
 }
 
-/// The sections a scan of a key range reads, in order, each with the
-/// smallest key it and every later section may hold (`None`: any) but for
-/// outliers; the offset the last one ends at; and every outlier of the
-/// range (some may lie inside the sections).
-pub(crate) type Sections = (Vec<(u64, Option<Vec<u8>>)>, u64, Vec<(u64, u64)>);
+/// What a scan of a key range reads: pieces of the segment, in order, each
+/// with a floor under every in-band key it and every later piece hold;
+/// the offset the last one ends at; and every outlier of the range (some
+/// may lie inside the pieces).
+#[derive(Debug)]
+pub(crate) struct ScanPlan {
+    pub pieces: Vec<(u64, Floor)>,
+    pub end: u64,
+    pub outliers: Vec<(u64, u64)>,
+}
+
+/// A floor of the keys of a piece of a banded segment and all after it.
+#[derive(Debug, Clone)]
+pub(crate) enum Floor {
+    /// Any key.
+    None,
+    /// Keys at least this one.
+    Key(Vec<u8>),
+    /// Keys whose 8-byte prefix after the `shared` bytes every key of
+    /// the segment starts with is at least this one.
+    Prefix { shared: usize, prefix: u64 },
+}
+
+impl Floor {
+    /// True if `key` (a key of the segment) is below every key the floor
+    /// admits.
+    pub fn above(&self, key: &[u8]) -> bool {
+        match self {
+            Floor::None => false,
+            Floor::Key(f) => key < f.as_slice(),
+            Floor::Prefix { shared, prefix } => prefix_at(key, *shared) < *prefix,
+        }
+    }
+}
 
 fn set(slot: &mut Vec<u8>, key: &[u8]) {
     slot.clear();
@@ -111,6 +140,11 @@ impl KeySpan {
             outliers: Vec::new(),
             blocks: Vec::new(),
         }
+    }
+
+    /// Bytes of log per section.
+    pub fn section_bytes(&self) -> u64 {
+        self.section_bytes
     }
 
     /// True if the segment is banded and has enough sections for that to
@@ -246,23 +280,30 @@ impl KeySpan {
     }
 
     /// For a banded segment whose records end at `len`, what a scan of
-    /// `[from, to)` reads (see [`Sections`]); `None` if it is not banded.
-    pub fn sections(&self, from: &[u8], to: Option<&[u8]>, len: u64) -> Option<Sections> {
+    /// `[from, to)` reads, section by section (see [`ScanPlan`]); `None`
+    /// if it is not banded.
+    pub fn sections(&self, from: &[u8], to: Option<&[u8]>, len: u64) -> Option<ScanPlan> {
         let w = self.window(from, to, len)?;
         let m = &self.marks;
-        let mut sections = Vec::new();
+        let mut pieces = Vec::new();
         let first = m.partition_point(|(o, _)| *o < w.start);
         for j in first..m.len() {
             if m[j].0 >= w.end {
                 break;
             }
-            let floor = j.checked_sub(2).map(|k| m[k].1.clone());
-            sections.push((m[j].0, floor));
+            let floor = j
+                .checked_sub(2)
+                .map_or(Floor::None, |k| Floor::Key(m[k].1.clone()));
+            pieces.push((m[j].0, floor));
         }
         // Every outlier of the range, those inside the sections too: they
         // break the floors the sections promise.
         let outliers = self.outliers_in(from, to, len).collect();
-        Some((sections, w.end, outliers))
+        Some(ScanPlan {
+            pieces,
+            end: w.end,
+            outliers,
+        })
     }
 
     /// For a banded segment, a key near the middle of its records of
@@ -306,7 +347,7 @@ impl KeySpan {
             min: Vec::with_capacity(blocks.len()),
             max: Vec::with_capacity(blocks.len()),
             running_max: Vec::with_capacity(blocks.len()),
-            floor: Vec::with_capacity(blocks.len()),
+            suffix_min: vec![0; blocks.len()],
             offset: Vec::with_capacity(blocks.len() + 1),
             outliers: self.outliers.clone(),
         };
@@ -314,15 +355,16 @@ impl KeySpan {
         for (offset, keys) in &blocks {
             let (min, max) = keys.as_ref().map_or((u64::MAX, 0), |(a, z)| (p(a), p(z)));
             running = running.max(max);
-            // In-band keys from this block's section on are at least the
-            // largest key as of two sections back.
-            let section = self.marks.partition_point(|(o, _)| o <= offset);
-            let floor = section.checked_sub(3).map_or(0, |k| p(&self.marks[k].1));
             index.min.push(min);
             index.max.push(max);
             index.running_max.push(running);
-            index.floor.push(floor);
             index.offset.push(*offset);
+        }
+        // The smallest in-band key of each block and every later one.
+        let mut least = u64::MAX;
+        for b in (0..index.min.len()).rev() {
+            least = least.min(index.min[b]);
+            index.suffix_min[b] = least;
         }
         index.offset.push(len);
         Some(index)
@@ -331,16 +373,16 @@ impl KeySpan {
 
 /// Per block of a frozen banded segment: the 8-byte prefixes (after the
 /// bytes every key of the segment shares) of its smallest and largest
-/// in-band key, their running maximum, the floor its section promises,
-/// and its offset; plus the segment's outliers. See the module
-/// documentation.
+/// in-band key, the running maximum of the largest, the minimum of the
+/// smallest over it and every later block, and its offset; plus the
+/// segment's outliers. See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct BlockIndex {
     shared: Box<[u8]>,
     min: Vec<u64>,
     max: Vec<u64>,
     running_max: Vec<u64>,
-    floor: Vec<u64>,
+    suffix_min: Vec<u64>,
     /// Block starts, and the segment's end last.
     offset: Vec<u64>,
     outliers: Vec<(Vec<u8>, u64, u64)>,
@@ -353,14 +395,14 @@ impl BlockIndex {
     /// block whose smallest and largest prefix bracket the key's may hold
     /// it and no other may; blocks before the first whose running maximum
     /// reaches the key's prefix hold smaller keys, and from the first block
-    /// whose floor passes it on, larger ones.
+    /// whose suffix minimum passes it on, larger ones.
     pub fn candidates(&self, key: &[u8]) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         if key.starts_with(&self.shared) {
             let p = prefix_at(key, self.shared.len());
             let first = self.running_max.partition_point(|&m| m < p);
             for b in first..self.min.len() {
-                if self.floor[b] > p {
+                if self.suffix_min[b] > p {
                     break;
                 }
                 if self.min[b] <= p && p <= self.max[b] {
@@ -374,6 +416,54 @@ impl BlockIndex {
             }
         }
         out
+    }
+
+    /// What a scan of `[from, to)` reads, block by block (see
+    /// [`ScanPlan`]): from the first block whose running maximum reaches
+    /// `from` to the first whose suffix minimum passes `to`.
+    pub fn plan(&self, from: &[u8], to: Option<&[u8]>) -> ScanPlan {
+        let shared = self.shared.len();
+        // A bound not starting with the shared bytes lies below or above
+        // every key of the segment.
+        let p = |k: &[u8]| -> Option<u64> {
+            if k.starts_with(&self.shared) {
+                Some(prefix_at(k, shared))
+            } else {
+                None
+            }
+        };
+        let n = self.min.len();
+        let first = match p(from) {
+            Some(pf) => self.running_max.partition_point(|&m| m < pf),
+            None if from < &self.shared[..] => 0,
+            None => n,
+        };
+        let last = match to {
+            None => n,
+            Some(t) => match p(t) {
+                Some(pt) => self.suffix_min.partition_point(|&m| m <= pt),
+                None if t < &self.shared[..] => 0,
+                None => n,
+            },
+        }
+        .max(first);
+        let pieces = (first..last)
+            .map(|b| {
+                let prefix = self.suffix_min[b];
+                (self.offset[b], Floor::Prefix { shared, prefix })
+            })
+            .collect();
+        let outliers = self
+            .outliers
+            .iter()
+            .filter(|(k, ..)| k.as_slice() >= from && to.is_none_or(|t| k.as_slice() < t))
+            .map(|(_, o, l)| (*o, *l))
+            .collect();
+        ScanPlan {
+            pieces,
+            end: self.offset[last],
+            outliers,
+        }
     }
 
     /// Memory the index takes.
@@ -440,9 +530,11 @@ mod tests {
                     }
                 }
             }
-            // A get reads about one block, not the segment.
+            // A get reads the blocks its key's disorder spans (about one
+            // for small disorder), not the segment.
+            let disorder = u64::from(jitter) * len;
             assert!(
-                read / 2_000 <= 3 * s.block_bytes,
+                read / 2_000 <= disorder + 2 * s.block_bytes,
                 "{} bytes a get",
                 read / 2_000
             );
