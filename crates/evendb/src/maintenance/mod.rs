@@ -137,7 +137,7 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
         && !chunk.has_munk()
         && log_too_large_to_scan(inner, chunk)
     {
-        rebuild::rebuild_now(inner, chunk)?;
+        rebuild::compact_log(inner, chunk)?;
     }
     if bits & task::MERGE != 0 && !chunk.is_retired() {
         merge(inner, chunk)?;

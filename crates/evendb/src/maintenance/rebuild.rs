@@ -173,17 +173,43 @@ fn sortable(inner: &DbInner, chunk: &Chunk) -> bool {
     let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
     logs_have_room(inner)
         && chunk.funk().is_some_and(|f| {
+            let banded = f.frozen.iter().filter(|l| l.is_banded()).count();
+            let unsorted: u64 = f
+                .logs()
+                .filter(|l| !l.is_banded())
+                .map(|l| l.appended())
+                .sum();
             !chunk.has_munk()
-                && f.frozen.len() < ADOPTED_MAX
+                && banded < ADOPTED_MAX
                 && !f.active.is_banded()
-                && f.active.appended() >= RUN_SECTIONS * f.active.section_bytes()
-                && f.frozen.iter().all(|l| l.is_banded())
+                && unsorted >= RUN_SECTIONS * f.active.section_bytes()
                 && f.log_bytes_for(from, to) <= 2 * inner.opts.max_chunk_size
         })
 }
 
-/// Diverts the chunk's puts, then writes the records of its range in the
-/// diverted (unsorted) segment to a new segment in key order, keeping
+/// The work a scan asks for on a munk-less chunk whose unsorted logs grew
+/// too large to scan (task `COMPACT_LOG`): sorts them into a run if
+/// [`sortable`], else rebuilds the chunk.
+pub(crate) fn compact_log(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    let Some(own) = chunk.funk_change.try_lock() else {
+        return Ok(()); // Another thread is changing it.
+    };
+    if chunk.is_retired() || chunk.has_munk() {
+        return Ok(());
+    }
+    inner.open_funk(chunk)?;
+    if sortable(inner, chunk) {
+        write_run(inner, chunk, &own)?;
+        split_if_large(inner, chunk)?;
+        super::munks::keep_floor(inner);
+        return Ok(());
+    }
+    rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
+}
+
+/// Diverts the chunk's puts, then writes the records of its range in its
+/// unsorted segments (the diverted one, and munk-era logs left by a munk)
+/// to a new segment in key order, keeping
 /// the versions readers may need (tombstones too: older values lie below),
 /// each with its version and counter; syncs and freezes it (it is banded)
 /// and publishes it in place of the diverted one. Returns its size.
@@ -193,22 +219,29 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     let now = chunk
         .funk()
         .ok_or_else(|| Error::InvalidArgument("a run of a chunk whose funk is closed".into()))?;
-    let Some(src) = now.frozen.last().cloned() else {
+    let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
+    let unsorted: Vec<Arc<LogSegment>> = now
+        .frozen
+        .iter()
+        .filter(|l| !l.is_banded())
+        .cloned()
+        .collect();
+    if unsorted.is_empty() {
         return Ok(0);
-    };
+    }
     let w = inner.versions.refresh_watermark();
-    // The image read, and what the run's directory, filters and span take
+    // The images read, and what the run's directory, filters and span take
     // while it is written (growth that cannot be refused): under 40 bytes
     // a record.
-    let image_bytes = src.appended();
-    super::munks::room_for(inner, image_bytes + src.records() * 40 + 4096);
+    let image_bytes: u64 = unsorted.iter().map(|l| l.appended()).sum();
+    let records: u64 = unsorted.iter().map(|l| l.records()).sum();
+    super::munks::room_for(inner, image_bytes + records * 40 + 4096);
     let _image = inner.budget.hold(Kind::Work, image_bytes);
-    let view = crate::funk::LogView::new(
-        vec![src.image(u64::MAX)?],
-        &chunk.min_key,
-        chunk.end_key.as_deref(),
-        &inner.recovery,
-    );
+    let mut images = Vec::with_capacity(unsorted.len());
+    for l in &unsorted {
+        images.push(l.image(u64::MAX)?);
+    }
+    let view = crate::funk::LogView::new(images, from, to, &inner.recovery);
     let run = new_segment(inner)?;
     let mut pos = 0;
     while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
@@ -226,8 +259,12 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     run.sync_all()?;
     run.freeze()?;
     crate::failpoint::failpoint!(inner, "run.after_write");
-    let mut frozen = now.frozen.clone();
-    frozen.pop();
+    let mut frozen: Vec<Arc<LogSegment>> = now
+        .frozen
+        .iter()
+        .filter(|l| l.is_banded())
+        .cloned()
+        .collect();
     frozen.push(run.clone());
     let funk = Funk {
         table: now.table.clone(),
@@ -247,7 +284,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
         inner,
         &[FunkFiles {
             table: None,
-            logs: vec![src.number],
+            logs: unsorted.iter().map(|l| l.number).collect(),
         }],
     );
     let written = run.appended();
@@ -270,6 +307,9 @@ const ADOPTED_MAX: usize = 8;
 /// True while log filters and indexes (which cannot be evicted) take under
 /// a third of the memory budget: past that, rebalances merge logs into
 /// tables (whose indexes are smaller) instead of keeping more of them.
+/// (At 8x the memory, 2 GiB of adopted logs take 22 MiB of a 64 MiB
+/// budget, so runs stop there; half the budget let them go on, but the
+/// process was then killed by its 256 MiB cgroup in one run of two.)
 fn logs_have_room(inner: &DbInner) -> bool {
     inner.budget.kind_used(Kind::Filters) < inner.budget.limit() / 3
 }

@@ -16,10 +16,10 @@
 //! reaches `to`: reading that window and the range's outliers instead of
 //! the whole segment is exact.
 //!
-//! A banded segment also notes, per **block** of about [`BLOCK_BYTES`],
+//! A banded segment also notes, per **block** (a sixteenth of a section),
 //! the smallest and largest key of its in-band records. Once the segment
 //! takes no more appends (it is frozen), these become a [`BlockIndex`] of
-//! 8-byte key prefixes (40 bytes a block, about 0.5% of the log), which
+//! 8-byte key prefixes (24 bytes a 4 KiB block, 0.6% of the log), which
 //! replaces the segment's per-record directory (12 bytes a record: 1.5%
 //! of a log of 800-byte records, 9% of one of 100-byte records): a get
 //! reads the one or two blocks whose key range holds its key.
@@ -344,26 +344,24 @@ impl KeySpan {
         let p = |k: &[u8]| prefix_at(k, shared);
         let mut index = BlockIndex {
             shared: lo[..shared].into(),
-            min: Vec::with_capacity(blocks.len()),
-            max: Vec::with_capacity(blocks.len()),
             running_max: Vec::with_capacity(blocks.len()),
             suffix_min: vec![0; blocks.len()],
             offset: Vec::with_capacity(blocks.len() + 1),
             outliers: self.outliers.clone(),
         };
         let mut running = 0;
+        let mut mins = Vec::with_capacity(blocks.len());
         for (offset, keys) in &blocks {
             let (min, max) = keys.as_ref().map_or((u64::MAX, 0), |(a, z)| (p(a), p(z)));
             running = running.max(max);
-            index.min.push(min);
-            index.max.push(max);
+            mins.push(min);
             index.running_max.push(running);
             index.offset.push(*offset);
         }
         // The smallest in-band key of each block and every later one.
         let mut least = u64::MAX;
-        for b in (0..index.min.len()).rev() {
-            least = least.min(index.min[b]);
+        for (b, min) in mins.into_iter().enumerate().rev() {
+            least = least.min(min);
             index.suffix_min[b] = least;
         }
         index.offset.push(len);
@@ -371,16 +369,14 @@ impl KeySpan {
     }
 }
 
-/// Per block of a frozen banded segment: the 8-byte prefixes (after the
-/// bytes every key of the segment shares) of its smallest and largest
-/// in-band key, the running maximum of the largest, the minimum of the
-/// smallest over it and every later block, and its offset; plus the
-/// segment's outliers. See the module documentation.
+/// Per block of a frozen banded segment, of the 8-byte prefixes (after the
+/// bytes every key of the segment shares) of its in-band keys: the largest
+/// over it and every earlier block, the smallest over it and every later
+/// block; and its offset (24 bytes a block); plus the segment's outliers.
+/// See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct BlockIndex {
     shared: Box<[u8]>,
-    min: Vec<u64>,
-    max: Vec<u64>,
     running_max: Vec<u64>,
     suffix_min: Vec<u64>,
     /// Block starts, and the segment's end last.
@@ -391,23 +387,19 @@ pub(crate) struct BlockIndex {
 impl BlockIndex {
     /// (start, end) of every block or outlier record that may hold `key`.
     ///
-    /// Truncating keys to prefixes keeps their order (not strictly), so a
-    /// block whose smallest and largest prefix bracket the key's may hold
-    /// it and no other may; blocks before the first whose running maximum
-    /// reaches the key's prefix hold smaller keys, and from the first block
-    /// whose suffix minimum passes it on, larger ones.
+    /// Truncating keys to prefixes keeps their order (not strictly), so
+    /// blocks before the first whose running maximum reaches the key's
+    /// prefix hold smaller keys, and from the first block whose suffix
+    /// minimum passes it on, larger ones: the key can only be in the blocks
+    /// between (one or two, for keys in order up to a small disorder).
     pub fn candidates(&self, key: &[u8]) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         if key.starts_with(&self.shared) {
             let p = prefix_at(key, self.shared.len());
             let first = self.running_max.partition_point(|&m| m < p);
-            for b in first..self.min.len() {
-                if self.suffix_min[b] > p {
-                    break;
-                }
-                if self.min[b] <= p && p <= self.max[b] {
-                    out.push((self.offset[b], self.offset[b + 1]));
-                }
+            let stop = self.suffix_min.partition_point(|&m| m <= p).max(first);
+            if stop > first {
+                out.push((self.offset[first], self.offset[stop]));
             }
         }
         for (k, o, l) in &self.outliers {
@@ -432,7 +424,7 @@ impl BlockIndex {
                 None
             }
         };
-        let n = self.min.len();
+        let n = self.running_max.len();
         let first = match p(from) {
             Some(pf) => self.running_max.partition_point(|&m| m < pf),
             None if from < &self.shared[..] => 0,
@@ -468,7 +460,7 @@ impl BlockIndex {
 
     /// Memory the index takes.
     pub fn bytes(&self) -> u64 {
-        let blocks = self.min.len() as u64 * 40 + 8;
+        let blocks = self.running_max.len() as u64 * 24 + 8;
         let outliers: u64 = self
             .outliers
             .iter()
@@ -530,11 +522,11 @@ mod tests {
                     }
                 }
             }
-            // A get reads the blocks its key's disorder spans (about one
-            // for small disorder), not the segment.
+            // A get reads the blocks its key's disorder spans on either
+            // side (about one for small disorder), not the segment.
             let disorder = u64::from(jitter) * len;
             assert!(
-                read / 2_000 <= disorder + 2 * s.block_bytes,
+                read / 2_000 <= 2 * disorder + 2 * s.block_bytes,
                 "{} bytes a get",
                 read / 2_000
             );
