@@ -1002,15 +1002,45 @@ impl LogSegment {
         probe.searched += 1;
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         for (start, end) in candidates {
-            let image = self.image_range(start, end)?;
-            for r in &image.records {
-                if image.key(r) != key || !accept(r.version, r.counter) {
+            // Walk the records by their checked headers; only a record of
+            // the key has its body checked (most of a block is other keys).
+            let end = end.min(self.len());
+            let buf = self.read_bytes(start.min(end), end)?;
+            let damaged = |at: usize| {
+                Error::corruption(
+                    &self.path,
+                    start + at as u64,
+                    "log record failed its checksum",
+                )
+            };
+            let mut pos = 0usize;
+            while pos < buf.len() {
+                let h = buf
+                    .get(pos..pos + HEADER_LEN)
+                    .and_then(|b| format::decode_header(b, self.seed))
+                    .ok_or_else(|| damaged(pos))?;
+                let body = buf
+                    .get(pos + HEADER_LEN..pos + HEADER_LEN + h.body_len())
+                    .ok_or_else(|| damaged(pos))?;
+                let at = pos;
+                pos += HEADER_LEN + h.body_len();
+                if body.get(..h.key_len as usize) != Some(key) || !accept(h.version, h.counter) {
                     continue;
                 }
+                if !format::body_matches(&h, body, self.seed) {
+                    return Err(damaged(at));
+                }
+                let r = RecordPtr {
+                    version: h.version,
+                    counter: h.counter,
+                    offset: start + at as u64,
+                    key_len: h.key_len,
+                    value_len: h.value_len,
+                    tombstone: h.kind == crate::entry::KIND_DELETE,
+                };
                 if best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp()) {
-                    let mut ptr = r.clone();
-                    ptr.offset += start;
-                    best = Some((ptr, image.value(r).map(<[u8]>::to_vec)));
+                    let value = (!r.tombstone).then(|| body[h.key_len as usize..].to_vec());
+                    best = Some((r, value));
                 }
             }
         }
