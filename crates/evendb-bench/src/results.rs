@@ -197,6 +197,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "user_bytes_written",
     "log_",
     "table_bytes_written",
+    "run_bytes_written",
     "rebalance",
     "split",
     "merge",
