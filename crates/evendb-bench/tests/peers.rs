@@ -4,6 +4,9 @@
 //! default build (no RocksDB, no fjall) except the tests marked with a
 //! cargo feature.
 
+mod common;
+
+use common::latency;
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -15,7 +18,7 @@ use evendb_bench::engines::{
     self, EngineConfig, EngineKind, PeerCompression, Setting, DEFAULT_BUDGET,
 };
 use evendb_bench::report::{self, best};
-use evendb_bench::results::{Latency, Provenance, Report, RunResult};
+use evendb_bench::results::{Provenance, Report, RunResult};
 
 fn args(extra: &[&str]) -> Args {
     Args::try_parse_from(std::iter::once("evendb-bench").chain(extra.iter().copied())).unwrap()
@@ -361,15 +364,6 @@ fn fjall_follows_its_documented_memory_rules() {
     assert_eq!(small.max_journaling_size, 64 * MIB, "fjall's minimum");
     let big = FjallPlan::new(&args(&["--memory-limit", "8G"]).engine_config());
     assert_eq!(big.max_memtable_size, 64 * MIB);
-}
-
-fn latency(p999: f64, max: f64) -> Latency {
-    Latency {
-        count: 10,
-        p999,
-        max,
-        ..Latency::default()
-    }
 }
 
 fn phase(engine: &str, workload: &str, ops: f64) -> RunResult {

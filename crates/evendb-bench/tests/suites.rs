@@ -1,12 +1,15 @@
 //! The suites' plans: what `--suite write-path` (and the paper suite it
 //! borrows its sizing from) would run, checked without running anything.
 
+mod common;
+
 use clap::Parser;
+use common::latency;
 use evendb_bench::cli::Args;
 use evendb_bench::engines::EngineKind;
 use evendb_bench::generator::Distribution;
 use evendb_bench::report::markdown::{self, per_engine_table, Detail, Section};
-use evendb_bench::results::{Latency, Report, RunResult};
+use evendb_bench::results::{Report, RunResult};
 use evendb_bench::runner::Limit;
 use evendb_bench::suite::sizing::{dataset_records, estimate_seconds, PAPER_MEMORY};
 use evendb_bench::suite::write_path::{self, Records, CAPS, RUNS};
@@ -250,15 +253,6 @@ fn the_plan_and_its_estimate_are_printed_without_running_anything() {
     let out_arg = out.to_str().unwrap();
     suite::run(&args(&["--dry-run", "--out", out_arg]), "write-path").unwrap();
     assert!(!out.exists(), "a dry run writes nothing");
-}
-
-fn latency(p999: f64, max: f64) -> Latency {
-    Latency {
-        count: 10,
-        p999,
-        max,
-        ..Latency::default()
-    }
 }
 
 fn phase(engine: &str, workload: &str, ops: f64, ops_latency: &[(&str, f64, f64)]) -> RunResult {

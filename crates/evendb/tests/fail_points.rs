@@ -56,12 +56,16 @@ impl Trap {
         let t = self.clone();
         // Runs and adopted logs are kept only while log filters take under
         // a third of the budget: give their points room for a few.
-        let budget = if self.point.starts_with("run.") || self.point.starts_with("adopt") {
-            128 << 10
+        // Their logs need a few band sections too: longer logs and chunks.
+        let adopting = self.point.starts_with("run.") || self.point.starts_with("adopt");
+        let options = if adopting {
+            common::crash_options(&self.fs, false, 128 << 10)
+                .max_log_size(8 << 10)
+                .max_chunk_size(32 << 10)
         } else {
-            64 << 10
+            common::crash_options(&self.fs, false, 64 << 10)
         };
-        common::crash_options(&self.fs, false, budget).fail_points(move |name| {
+        options.fail_points(move |name| {
             if name == t.point
                 && t.armed.load(Ordering::SeqCst)
                 && !t.fired.swap(true, Ordering::SeqCst)
@@ -104,10 +108,23 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             continue;
         }
         let roll = rng.u8(0..100);
-        if roll < 15 {
+        // More of them for the points of adoption and runs.
+        let ordered = if trap.point.starts_with("run.") || trap.point.starts_with("adopt") {
+            40
+        } else {
+            15
+        };
+        if roll < ordered {
             // Time-ordered appends: their logs are kept as they are
-            // (adopted), and their chunks split sharing them.
-            let key = format!("zz|{i:08}").into_bytes();
+            // (adopted), and their chunks split sharing them; in between,
+            // rewrites of older ones in random order, which a munk-less
+            // chunk writes again sorted (a run) over its adopted logs.
+            let event = if (i / 200) % 2 == 0 {
+                i
+            } else {
+                rng.u32(0..i.max(1))
+            };
+            let key = format!("zz|{event:08}").into_bytes();
             if !p.write(db, key, Some(vec![i as u8; 60]), false) {
                 return;
             }

@@ -271,14 +271,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
         frozen,
         active: now.active.clone(),
     };
-    let files = funk.files();
-    inner.publish(|m| {
-        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-            c.files = files.clone();
-        }
-    })?;
-    *chunk.files.lock() = files;
-    chunk.set_funk(Arc::new(funk));
+    install(inner, chunk, funk)?;
     crate::failpoint::failpoint!(inner, "run.after_publish");
     remove_unreferenced(
         inner,
@@ -357,6 +350,20 @@ pub(super) fn divert(
     Ok((old, cut, segment))
 }
 
+/// Publishes `funk`'s files as the chunk's (the commit point of a rebuild
+/// or a run), then swaps it in.
+fn install(inner: &DbInner, chunk: &Chunk, funk: Funk) -> Result<()> {
+    let files = funk.files();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files = files.clone();
+        }
+    })?;
+    *chunk.files.lock() = files;
+    chunk.set_funk(Arc::new(funk));
+    Ok(())
+}
+
 /// A new, empty log segment, registered as open.
 pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
     let number = inner.next_file_number();
@@ -427,14 +434,7 @@ pub(super) fn rebuild_locked(
             frozen: Vec::new(),
             active: segment,
         };
-        let files = funk.files();
-        inner.publish(|m| {
-            if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-                c.files = files.clone();
-            }
-        })?;
-        *chunk.files.lock() = files;
-        chunk.set_funk(Arc::new(funk));
+        install(inner, chunk, funk)?;
         count(inner, kind, started, written);
     } else {
         split::commit_funk_split(inner, chunk, outputs, segment)?;
@@ -473,14 +473,7 @@ pub(super) fn rebuild_from_munk_since(
         frozen: Vec::new(),
         active: old.active.clone(),
     };
-    let files = funk.files();
-    inner.publish(|m| {
-        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-            c.files = files.clone();
-        }
-    })?;
-    *chunk.files.lock() = files;
-    chunk.set_funk(Arc::new(funk));
+    install(inner, chunk, funk)?;
     crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
     remove_unreferenced(inner, &[old.files()]);
     Ok(written)

@@ -80,17 +80,8 @@ pub(super) fn munk_split(
     drop(munk);
     let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
     // Step 0.
-    let mut segments = Vec::with_capacity(parts);
-    for _ in 0..parts {
-        segments.push(new_segment(inner)?);
-    }
+    let segments = extra_logs(inner, chunk, parts)?;
     let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
-    inner.publish(|m| {
-        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-            c.files.logs.extend(&numbers);
-        }
-    })?;
-    chunk.files.lock().logs.extend(&numbers);
     crate::failpoint::failpoint!(inner, "munk_split.after_segments");
     // The parts' cell arrays are charged in step 1, while the old munk's
     // is still held by its readers: make room for them now, with no lock
@@ -320,14 +311,7 @@ pub(super) fn commit_funk_split(
 /// active one is final).
 pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> Result<()> {
     let started = Instant::now();
-    let segments = [new_segment(inner)?, new_segment(inner)?];
-    let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
-    inner.publish(|m| {
-        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-            c.files.logs.extend(&numbers);
-        }
-    })?;
-    chunk.files.lock().logs.extend(&numbers);
+    let segments = extra_logs(inner, chunk, 2)?;
     crate::failpoint::failpoint!(inner, "adopt_split.after_segments");
     let frozen = chunk.rebalance.write();
     if chunk.has_munk() || chunk.is_retired() {
@@ -365,6 +349,24 @@ pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> R
     remove_unreferenced(inner, &[funk.files()]);
     count(inner, crate::stats::Rebuild::Split, started, 0);
     Ok(())
+}
+
+/// Creates `n` empty segments and publishes them as extra logs of `chunk`
+/// (step 0 of a split: from here on a crash loses nothing, the chunk's
+/// file list covering every record the parts will take).
+fn extra_logs(inner: &DbInner, chunk: &Chunk, n: usize) -> Result<Vec<Arc<LogSegment>>> {
+    let mut segments = Vec::with_capacity(n);
+    for _ in 0..n {
+        segments.push(new_segment(inner)?);
+    }
+    let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
+    inner.publish(|m| {
+        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
+            c.files.logs.extend(&numbers);
+        }
+    })?;
+    chunk.files.lock().logs.extend(&numbers);
+    Ok(segments)
 }
 
 /// Replaces the records of the adjacent chunks `old` (in key order) by
