@@ -12,7 +12,8 @@
 //!    into the index.
 //! 6. Remove files no chunk refers to any more.
 
-use super::rebuild::{divert, record, remove_unreferenced, TableOutput};
+use super::files::{record, remove_unreferenced, TableOutput};
+use super::rebuild::divert;
 use super::split::replace_records;
 use super::{count, evict_munk, gc_group};
 use crate::chunk::Chunk;

@@ -17,14 +17,17 @@
 //! - With no maintenance threads, the operation that needs the work runs it
 //!   before returning (deterministic, for tests and one-shot tools).
 
+mod files;
 mod merge;
 mod munks;
 mod rebuild;
+mod room;
 mod split;
 
 pub(crate) use merge::merge;
-pub(crate) use munks::{evict_munk, keep_floor, make_room, munk_rebalance, room_for};
+pub(crate) use munks::munk_rebalance;
 pub(crate) use rebuild::funk_rebalance;
+pub(crate) use room::{evict_munk, keep_floor, make_room, room_for};
 
 use crate::chunk::{task, Chunk};
 use crate::db::DbInner;

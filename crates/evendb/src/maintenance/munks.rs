@@ -22,6 +22,7 @@
 //! nothing is copied but the cell array — and swap it in. A munk over
 //! `max_chunk_size` is split instead (see `split`).
 
+use super::room::{evict_munk, keep_floor, make_room, shrink_cold_row_cache};
 use super::split::munk_split;
 use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
@@ -158,42 +159,6 @@ pub(crate) fn load_munk(
     Ok(true)
 }
 
-/// Removes the chunk's munk, if any. Its buffered log records are written
-/// out first: reads of the chunk go back to the log.
-pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
-    let frozen = chunk.rebalance.write();
-    if let Some(f) = chunk.funk() {
-        if let Err(e) = f.active.flush() {
-            // The munk stays (it holds the data the log could not take).
-            let _ = inner.poison::<()>(e);
-            return;
-        }
-    }
-    let old = chunk.set_munk(&frozen, None);
-    if old.is_some() {
-        if let Some(f) = chunk.funk() {
-            // What the active segment holds now was written while the munk
-            // served the chunk's reads; the munk-less log limit counts only
-            // what comes after (see `cache::munks`).
-            inner
-                .munks
-                .note_munk_log(chunk, f.active.number, f.active.appended());
-        }
-    }
-    drop(frozen);
-    inner.munks.remove(chunk);
-    if old.is_some() {
-        stats::add(&inner.counters.local().munk_evictions, 1);
-        if inner.opts.maintenance_threads > 0 && super::log_too_large_to_scan(inner, chunk) {
-            // The log the munk let grow is now the chunk's read path:
-            // rebuild it into a table in the background. (Without
-            // maintenance threads this would run inside whatever is
-            // making room; the chunk's next scan asks for it instead.)
-            let _ = inner.schedule(chunk, crate::chunk::task::COMPACT_LOG);
-        }
-    }
-}
-
 /// Compacts the chunk's munk in memory; with `may_split`, splits the chunk
 /// instead if its munk is over `max_chunk_size` (a split does I/O, so puts
 /// pass false and leave it to maintenance).
@@ -204,10 +169,11 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     };
     if may_split && m.data_bytes() > inner.opts.max_chunk_size {
         if let Some(own) = chunk.funk_change.try_lock() {
-            if !chunk.is_retired() {
-                return munk_split(inner, chunk, own);
+            // Split, unless retired meanwhile, or its live data fits after
+            // all: then it is rebalanced in memory below.
+            if chunk.is_retired() || munk_split(inner, chunk, own)? {
+                return Ok(());
             }
-            return Ok(());
         }
     }
     // The new cell array is charged before the old one is released (when
@@ -245,81 +211,4 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     c.munk_rebalance_max_micros
         .fetch_max(us, std::sync::atomic::Ordering::Relaxed);
     Ok(())
-}
-
-/// Makes room, by evicting munks, for `n` bytes of growth that cannot be
-/// refused, if the budget does not have it free.
-pub(crate) fn room_for(inner: &DbInner, n: u64) {
-    while inner.budget.free() < n {
-        let before = inner.budget.free();
-        if make_room(inner, n, None) || inner.budget.free() <= before {
-            // Room made, or nothing more to evict (or what was evicted is
-            // still held by readers): growth that cannot be refused goes on.
-            break;
-        }
-    }
-}
-
-/// How many times less per byte the row cache must be worth than a munk
-/// to give it memory: wide, because a chunk's heat counts accesses to any
-/// of its keys and the row cache's heat only its hits, so only a row cache
-/// nobody reads any more gives way.
-const ROW_CACHE_MARGIN: u128 = 16;
-
-/// Takes memory from the row cache while it is worth much less per byte
-/// ([`ROW_CACHE_MARGIN`]) than a use that is `heat` hot for `bytes` (a munk
-/// about to load), until `target` bytes are free. The row cache grows back
-/// through the budget's floor when gets come back (see `keep_floor`).
-/// Measured reason: after a run of gets, YCSB E100 at 2x the memory kept
-/// 55 MiB of row cache no scan reads, while scans read two chunks in three
-/// from disk.
-fn shrink_cold_row_cache(inner: &DbInner, heat: u64, bytes: u64, target: u64) {
-    let rc = &inner.row_cache;
-    while inner.budget.free() < target {
-        let held = inner.budget.kind_used(Kind::RowCache);
-        // Hits per byte of the row cache, times the margin, below heat per
-        // byte of the candidate.
-        let cold = u128::from(rc.heat()) * u128::from(bytes) * ROW_CACHE_MARGIN
-            < u128::from(heat) * u128::from(held);
-        if held == 0 || !cold || rc.shrink() == 0 {
-            break;
-        }
-        stats::add(&inner.counters.local().row_cache_shrinks, 1);
-    }
-}
-
-/// Gives back to the growth that cannot be refused (log filters, table
-/// indexes) the floor of the budget that every reservation leaves free, if
-/// that growth has used half of it: without this, filters growing with the
-/// puts to munk-less chunks could take accounted memory past the limit.
-pub(crate) fn keep_floor(inner: &DbInner) {
-    if inner.budget.free() < inner.budget.floor() / 2 {
-        // To the headroom munk puts keep (the floor, for budgets from
-        // 256 MiB), no further: each munk evicted here is a hot chunk
-        // writing through and reloaded soon.
-        make_room(inner, 0, None);
-    }
-}
-
-/// Evicts the coldest munks (never `except`'s) until `n` bytes fit in the
-/// budget besides the headroom, or nothing colder is left. Evicts a few at
-/// most per call: memory returns when readers let go of the munks, so a
-/// call cannot always see its effect at once. Returns whether `n` fits.
-pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) -> bool {
-    let target = n + inner.munk_headroom();
-    for _ in 0..4 {
-        if inner.budget.free() >= target && !inner.budget.over() {
-            return true;
-        }
-        match inner.munks.coldest(except) {
-            Some(victim) => evict_munk(inner, &victim),
-            None => {
-                // No munk left to evict: log indexes go last (they are
-                // rebuilt on demand, but each rebuild reads a whole log).
-                inner.open_files.drop_log_indexes();
-                break;
-            }
-        }
-    }
-    inner.budget.free() >= target
 }

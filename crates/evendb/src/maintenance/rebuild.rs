@@ -21,20 +21,16 @@
 //! (maybe empty) diverted segment; after it, the new ones. Unreferenced
 //! files are removed at the next open.
 
+use super::files::{install, new_segment, remove_unreferenced, TableOutput};
 use super::{count, gc_group, split};
 use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
-use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
-use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
-use crate::manifest::ChunkRecord;
-use crate::munk::MunkEntry;
 use crate::stats::{self, Rebuild};
 use parking_lot::MutexGuard;
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -81,7 +77,7 @@ fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
 
 fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<bool> {
     inner.check_poison()?;
-    super::munks::keep_floor(inner);
+    super::room::keep_floor(inner);
     let own = match chunk.funk_change.try_lock() {
         Some(own) => own,
         // The caller holds no lock (see `maintenance`), so waiting here
@@ -99,7 +95,10 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     if let Some(m) = chunk.munk() {
         if m.data_bytes() > inner.opts.max_chunk_size {
             drop(m);
-            return split::munk_split(inner, chunk, own).map(|()| false);
+            if !split::munk_split(inner, chunk, own)? {
+                super::munk_rebalance(inner, chunk, false)?;
+            }
+            return Ok(false);
         }
     }
     if !always {
@@ -125,16 +124,14 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
             split_if_large(inner, chunk)?;
             // The new segments' filters are growth the budget cannot
             // refuse.
-            super::munks::keep_floor(inner);
+            super::room::keep_floor(inner);
             return Ok(false);
         }
         if sortable(inner, chunk) {
             // Its new log is unsorted, the older ones are runs: write the
             // new one again in key order, a run like them, instead of
             // rewriting the whole chunk.
-            write_run(inner, chunk, &own)?;
-            split_if_large(inner, chunk)?;
-            super::munks::keep_floor(inner);
+            run_and_split(inner, chunk, &own)?;
             return Ok(false);
         }
     }
@@ -199,12 +196,18 @@ pub(crate) fn compact_log(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     }
     inner.open_funk(chunk)?;
     if sortable(inner, chunk) {
-        write_run(inner, chunk, &own)?;
-        split_if_large(inner, chunk)?;
-        super::munks::keep_floor(inner);
-        return Ok(());
+        return run_and_split(inner, chunk, &own);
     }
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
+}
+
+/// [`write_run`], then [`split_if_large`]; the new segments' filters are
+/// growth the budget cannot refuse.
+fn run_and_split(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
+    write_run(inner, chunk, own)?;
+    split_if_large(inner, chunk)?;
+    super::room::keep_floor(inner);
+    Ok(())
 }
 
 /// Diverts the chunk's puts, then writes the records of its range in its
@@ -235,7 +238,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     // a record.
     let image_bytes: u64 = unsorted.iter().map(|l| l.appended()).sum();
     let records: u64 = unsorted.iter().map(|l| l.records()).sum();
-    super::munks::room_for(inner, image_bytes + records * 40 + 4096);
+    super::room::room_for(inner, image_bytes + records * 40 + 4096);
     let _image = inner.budget.hold(Kind::Work, image_bytes);
     let mut images = Vec::with_capacity(unsorted.len());
     for l in &unsorted {
@@ -350,35 +353,6 @@ pub(super) fn divert(
     Ok((old, cut, segment))
 }
 
-/// Publishes `funk`'s files as the chunk's (the commit point of a rebuild
-/// or a run), then swaps it in.
-fn install(inner: &DbInner, chunk: &Chunk, funk: Funk) -> Result<()> {
-    let files = funk.files();
-    inner.publish(|m| {
-        if let Some(c) = m.chunks.iter_mut().find(|c| c.id == chunk.id) {
-            c.files = files.clone();
-        }
-    })?;
-    *chunk.files.lock() = files;
-    chunk.set_funk(Arc::new(funk));
-    Ok(())
-}
-
-/// A new, empty log segment, registered as open.
-pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
-    let number = inner.next_file_number();
-    let (_, generation) = inner.identity();
-    let segment = Arc::new(LogSegment::create(
-        inner.storage.as_ref(),
-        &inner.dir,
-        number,
-        generation,
-        &inner.log_config,
-    )?);
-    inner.open_files.add_log(&segment);
-    Ok(segment)
-}
-
 /// Steps 2–5 for a chunk whose `funk_change` the caller holds; counted as
 /// `kind` unless it splits.
 pub(super) fn rebuild_locked(
@@ -406,7 +380,7 @@ pub(super) fn rebuild_locked(
             // The merge holds every log segment read whole: charge it, after
             // evicting munks to make room for it if need be.
             let images = frozen.log_bytes();
-            super::munks::room_for(inner, images);
+            super::room::room_for(inner, images);
             let _images = inner.budget.hold(Kind::Work, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             let groups = frozen.key_groups(
@@ -443,151 +417,4 @@ pub(super) fn rebuild_locked(
     crate::failpoint::failpoint!(inner, "rebalance.before_cleanup");
     remove_unreferenced(inner, &[old_files]);
     Ok(())
-}
-
-/// Rebuilds a chunk from its munk with the counter cut of its creation:
-/// the second phase of a split (see `split`). Its active segment holds
-/// exactly the puts since the cut, so it stays the active segment and no
-/// divert is needed. Returns the bytes of table written.
-pub(super) fn rebuild_from_munk_since(
-    inner: &DbInner,
-    chunk: &Chunk,
-    entries: &[MunkEntry],
-    cut: u64,
-) -> Result<u64> {
-    let w = inner.versions.refresh_watermark();
-    let mut out = TableOutput::new(inner, u64::MAX);
-    for e in entries {
-        for entry in e.table_entries(cut, w) {
-            out.add(&entry)?;
-        }
-    }
-    let table = out.finish()?.into_iter().next().map(|(_, t)| t);
-    let written = table.as_ref().map_or(0, |t| t.file_size);
-    crate::failpoint::failpoint!(inner, "split_part.after_table");
-    let old = chunk
-        .funk()
-        .ok_or_else(|| Error::InvalidArgument("a split part without a funk".into()))?;
-    let funk = Funk {
-        table,
-        frozen: Vec::new(),
-        active: old.active.clone(),
-    };
-    install(inner, chunk, funk)?;
-    crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
-    remove_unreferenced(inner, &[old.files()]);
-    Ok(written)
-}
-
-/// Tables written from entries in order, cut at key boundaries when one
-/// passes `target` bytes.
-pub(super) struct TableOutput<'a> {
-    inner: &'a DbInner,
-    target: u64,
-    current: Option<(Vec<u8>, crate::funk::table::TableWriter, u64)>,
-    done: Vec<(Vec<u8>, Arc<TableReader>)>,
-    last_key: Option<Vec<u8>>,
-}
-
-impl<'a> TableOutput<'a> {
-    pub fn new(inner: &'a DbInner, target: u64) -> Self {
-        TableOutput {
-            inner,
-            target,
-            current: None,
-            done: Vec::new(),
-            last_key: None,
-        }
-    }
-
-    pub fn add(&mut self, e: &Entry) -> Result<()> {
-        let new_key = self.last_key.as_deref() != Some(e.key.as_slice());
-        if new_key
-            && self
-                .current
-                .as_ref()
-                .is_some_and(|(_, w, _)| w.bytes() >= self.target)
-        {
-            self.close()?;
-        }
-        if self.current.is_none() {
-            let number = self.inner.next_file_number();
-            let w = self.inner.table_writer(number)?;
-            self.current = Some((e.key.clone(), w, number));
-        }
-        if let Some((_, w, _)) = self.current.as_mut() {
-            if let Err(err) = w.add(e) {
-                return self.inner.poison(err);
-            }
-        }
-        if new_key {
-            self.last_key = Some(e.key.clone());
-        }
-        Ok(())
-    }
-
-    fn close(&mut self) -> Result<()> {
-        let Some((first, w, number)) = self.current.take() else {
-            return Ok(());
-        };
-        let size = match w.finish() {
-            Ok(s) => s,
-            Err(e) => return self.inner.poison(e),
-        };
-        crate::stats::add(&self.inner.counters.local().table_bytes_written, size);
-        // The reader's block index is charged as it opens: make room for it
-        // first (no lock held here).
-        let reader = TableReader::open(
-            self.inner.storage.as_ref(),
-            &self.inner.dir,
-            number,
-            self.inner.log_config.store,
-        )?;
-        super::munks::room_for(self.inner, reader.index_bytes());
-        let reader = self
-            .inner
-            .open_files
-            .table(number, || Ok(reader.charged(&self.inner.budget)))?;
-        self.done.push((first, reader));
-        Ok(())
-    }
-
-    /// The tables written, each with its first key.
-    pub fn finish(mut self) -> Result<Vec<(Vec<u8>, Arc<TableReader>)>> {
-        self.close()?;
-        Ok(self.done)
-    }
-}
-
-/// The manifest record of a chunk.
-pub(super) fn record(chunk: &Chunk, files: FunkFiles) -> ChunkRecord {
-    ChunkRecord {
-        id: chunk.id,
-        min_key: chunk.min_key.clone(),
-        files,
-    }
-}
-
-/// Removes the files of `old` that the manifest no longer refers to.
-pub(super) fn remove_unreferenced(inner: &DbInner, old: &[FunkFiles]) {
-    let live: HashSet<u64> = inner.published.lock().manifest.live_files().collect();
-    for f in old {
-        for &n in f.table.iter().chain(f.logs.iter()) {
-            if live.contains(&n) {
-                continue;
-            }
-            inner.open_files.forget(n);
-            for name in [
-                crate::funk::table::TableWriter::file_name(n),
-                LogSegment::file_name(n),
-            ] {
-                let p = inner.dir.join(name);
-                if inner.storage.exists(&p).unwrap_or(false) {
-                    if let Err(e) = inner.storage.remove(&p) {
-                        log::warn!("could not remove {}: {e}", p.display());
-                    }
-                }
-            }
-        }
-    }
 }

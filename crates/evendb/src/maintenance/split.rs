@@ -33,10 +33,10 @@
 //! `rebalance` lock, retire it and swap the parts into the index.
 
 use super::count;
-use super::rebuild::{new_segment, rebuild_from_munk_since, record, remove_unreferenced};
+use super::files::{install, new_segment, record, remove_unreferenced, TableOutput};
 use crate::chunk::Chunk;
 use crate::db::DbInner;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
 use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
@@ -53,16 +53,18 @@ use std::time::Instant;
 /// part from disk.
 const SHARED_READ_LIMIT: u64 = 6;
 
-/// Splits a chunk with a munk; the caller holds its `funk_change`.
+/// Splits a chunk with a munk; the caller holds its `funk_change`. Returns
+/// false, splitting nothing, if the munk's live data is within the chunk
+/// size after all (overwrites): the caller rebalances it in memory.
 pub(super) fn munk_split(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
     own: MutexGuard<'_, ()>,
-) -> Result<()> {
+) -> Result<bool> {
     let started = Instant::now();
     let max = inner.opts.max_chunk_size;
     let Some(munk) = chunk.munk() else {
-        return Ok(());
+        return Ok(true);
     };
     // The munk's data size is an upper bound (overwrites count); measure
     // what is live. Overwrites alone call for neither a split nor a
@@ -73,9 +75,7 @@ pub(super) fn munk_split(
     let munk_keys = munk.keys();
     if live <= max {
         munk.recount(before, live);
-        drop(munk);
-        drop(own);
-        return super::munk_rebalance(inner, chunk, false);
+        return Ok(false);
     }
     drop(munk);
     let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
@@ -90,24 +90,24 @@ pub(super) fn munk_split(
     // and the allocator's rounding.
     let arrays = Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts)
         + parts as u64 * Munk::array_charge(64);
-    super::munks::room_for(inner, arrays);
+    super::room::room_for(inner, arrays);
     if inner.budget.free() < arrays {
         // No munk left to evict: the budget is held by what cannot be
         // (filters, indexes). The chunk goes on without its munk; a
         // rebalance of its funk splits it.
-        super::munks::evict_munk(inner, chunk);
-        return Ok(());
+        super::room::evict_munk(inner, chunk);
+        return Ok(true);
     }
 
     // Step 1.
     let frozen = chunk.rebalance.write();
     let (Some(munk), Some(funk)) = (chunk.munk(), chunk.funk()) else {
         // Evicted meanwhile: a funk rebuild will split it.
-        return Ok(());
+        return Ok(true);
     };
     // The old active segment is shared, frozen, by the parts: flush it.
     if let Err(e) = funk.active.flush() {
-        return inner.poison(e);
+        return inner.poison(e).map(|()| true);
     }
     let w = inner.versions.refresh_watermark();
     let entries = build::pruned(munk.entries(), w);
@@ -172,7 +172,7 @@ pub(super) fn munk_split(
     drop(munk);
     // The parts share the old active segment frozen.
     if let Err(e) = funk.active.freeze() {
-        return inner.poison(e);
+        return inner.poison(e).map(|()| true);
     }
 
     // Step 2.
@@ -207,7 +207,7 @@ pub(super) fn munk_split(
     };
     remove_unreferenced(inner, &[funk.files(), unused]);
     count(inner, crate::stats::Rebuild::Split, started, written);
-    Ok(())
+    Ok(true)
 }
 
 /// Cuts a munk's entries for a split. When the keys put since the munk was
@@ -385,4 +385,38 @@ pub(super) fn replace_records(
     for (k, r) in new.into_iter().enumerate() {
         m.chunks.insert(pos + k, r);
     }
+}
+
+/// Rebuilds a chunk from its munk with the counter cut of its creation:
+/// the second phase of a split (see `split`). Its active segment holds
+/// exactly the puts since the cut, so it stays the active segment and no
+/// divert is needed. Returns the bytes of table written.
+fn rebuild_from_munk_since(
+    inner: &DbInner,
+    chunk: &Chunk,
+    entries: &[MunkEntry],
+    cut: u64,
+) -> Result<u64> {
+    let w = inner.versions.refresh_watermark();
+    let mut out = TableOutput::new(inner, u64::MAX);
+    for e in entries {
+        for entry in e.table_entries(cut, w) {
+            out.add(&entry)?;
+        }
+    }
+    let table = out.finish()?.into_iter().next().map(|(_, t)| t);
+    let written = table.as_ref().map_or(0, |t| t.file_size);
+    crate::failpoint::failpoint!(inner, "split_part.after_table");
+    let old = chunk
+        .funk()
+        .ok_or_else(|| Error::InvalidArgument("a split part without a funk".into()))?;
+    let funk = Funk {
+        table,
+        frozen: Vec::new(),
+        active: old.active.clone(),
+    };
+    install(inner, chunk, funk)?;
+    crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
+    remove_unreferenced(inner, &[old.files()]);
+    Ok(written)
 }

@@ -13,10 +13,10 @@
 //! in reads that grow from two blocks to 32 as the scan goes on.
 
 use super::segment::LogSegment;
-use super::span::Floor;
+use super::span::Pieces;
 use crate::error::Result;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Pieces the first read of a scan takes, and the most any read takes.
@@ -40,7 +40,7 @@ type PendingKey = (Vec<u8>, Reverse<(u64, u64)>);
 pub(crate) struct BandedScan {
     seg: Arc<LogSegment>,
     /// Pieces not read yet: (offset, floor of it and every later one).
-    pieces: VecDeque<(u64, Floor)>,
+    pieces: Pieces,
     /// Where the last piece ends.
     end: u64,
     /// Pieces the next read takes (it doubles, up to `max_batch`).
@@ -62,11 +62,14 @@ impl BandedScan {
             return Ok(None);
         };
         let extra = plan.outliers;
-        let blocks = matches!(plan.pieces.last(), Some((_, Floor::Prefix { .. })));
-        let max_batch = if blocks { MAX_BATCH } else { 1 };
+        let max_batch = if plan.pieces.are_blocks() {
+            MAX_BATCH
+        } else {
+            1
+        };
         let mut scan = BandedScan {
             seg: seg.clone(),
-            pieces: plan.pieces.into(),
+            pieces: plan.pieces,
             end: plan.end,
             batch: FIRST_BATCH.min(max_batch),
             max_batch,
@@ -112,22 +115,21 @@ impl BandedScan {
     /// in memory.
     pub fn peek_key(&mut self) -> Result<Option<&[u8]>> {
         loop {
-            let ready = match (self.pending.keys().next(), self.pieces.front()) {
-                (_, None) => true,
-                (None, Some(_)) => false,
+            let ready = match self.pending.keys().next() {
+                _ if self.pieces.len() == 0 => true,
+                None => false,
                 // Unread pieces hold only keys at or above their floor.
-                (Some((k, _)), Some((_, floor))) => floor.above(k),
+                Some((k, _)) => self.pieces.floor_above(k),
             };
             if ready {
                 return Ok(self.pending.keys().next().map(|(k, _)| k.as_slice()));
             }
-            let Some((start, _)) = self.pieces.front().cloned() else {
+            let Some(start) = self.pieces.next_offset() else {
                 continue;
             };
-            let take = self.batch.min(self.pieces.len());
-            self.pieces.drain(..take);
+            self.pieces.skip(self.batch);
             self.batch = (self.batch * 2).min(self.max_batch);
-            let end = self.pieces.front().map_or(self.end, |(o, _)| *o);
+            let end = self.pieces.next_offset().unwrap_or(self.end);
             self.read(start, end)?;
         }
     }

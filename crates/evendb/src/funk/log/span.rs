@@ -92,31 +92,81 @@ impl Window {
 /// may lie inside the pieces).
 #[derive(Debug)]
 pub(crate) struct ScanPlan {
-    pub pieces: Vec<(u64, Floor)>,
+    pub pieces: Pieces,
     pub end: u64,
     pub outliers: Vec<(u64, u64)>,
 }
 
-/// A floor of the keys of a piece of a banded segment and all after it.
+/// The pieces of a [`ScanPlan`] not read yet: a segment's sections (a few,
+/// listed), or a range of a frozen segment's blocks, read off its index as
+/// the scan goes (a scan of a few records does not list a chunk's blocks).
+#[derive(Debug)]
+pub(crate) enum Pieces {
+    Sections(std::collections::VecDeque<(u64, Floor)>),
+    Blocks {
+        index: std::sync::Arc<BlockIndex>,
+        next: usize,
+        last: usize,
+    },
+}
+
+impl Pieces {
+    /// Pieces left.
+    pub fn len(&self) -> usize {
+        match self {
+            Pieces::Sections(v) => v.len(),
+            Pieces::Blocks { next, last, .. } => last - next,
+        }
+    }
+
+    /// Where the next piece starts.
+    pub fn next_offset(&self) -> Option<u64> {
+        match self {
+            Pieces::Sections(v) => v.front().map(|(o, _)| *o),
+            Pieces::Blocks { index, next, last } => (next < last).then(|| index.offset[*next]),
+        }
+    }
+
+    /// True if `key` lies below every in-band key of the pieces left (so
+    /// all its records were read); false if none is left to promise it.
+    pub fn floor_above(&self, key: &[u8]) -> bool {
+        match self {
+            Pieces::Sections(v) => v.front().is_some_and(|(_, f)| f.above(key)),
+            Pieces::Blocks { index, next, last } => {
+                next < last && prefix_at(key, index.shared.len()) < index.suffix_min[*next]
+            }
+        }
+    }
+
+    /// Drops the next `n` pieces (read by the caller).
+    pub fn skip(&mut self, n: usize) {
+        match self {
+            Pieces::Sections(v) => drop(v.drain(..n.min(v.len()))),
+            Pieces::Blocks { next, last, .. } => *next = (*next + n).min(*last),
+        }
+    }
+
+    /// True for blocks (small pieces, read several at a time).
+    pub fn are_blocks(&self) -> bool {
+        matches!(self, Pieces::Blocks { .. })
+    }
+}
+
+/// A floor of the keys of a section of a banded segment and all after it.
 #[derive(Debug, Clone)]
 pub(crate) enum Floor {
     /// Any key.
     None,
     /// Keys at least this one.
     Key(Vec<u8>),
-    /// Keys whose 8-byte prefix after the `shared` bytes every key of
-    /// the segment starts with is at least this one.
-    Prefix { shared: usize, prefix: u64 },
 }
 
 impl Floor {
-    /// True if `key` (a key of the segment) is below every key the floor
-    /// admits.
+    /// True if `key` is below every key the floor admits.
     pub fn above(&self, key: &[u8]) -> bool {
         match self {
             Floor::None => false,
             Floor::Key(f) => key < f.as_slice(),
-            Floor::Prefix { shared, prefix } => prefix_at(key, *shared) < *prefix,
         }
     }
 }
@@ -300,7 +350,7 @@ impl KeySpan {
         // break the floors the sections promise.
         let outliers = self.outliers_in(from, to, len).collect();
         Some(ScanPlan {
-            pieces,
+            pieces: Pieces::Sections(pieces.into()),
             end: w.end,
             outliers,
         })
@@ -413,7 +463,7 @@ impl BlockIndex {
     /// What a scan of `[from, to)` reads, block by block (see
     /// [`ScanPlan`]): from the first block whose running maximum reaches
     /// `from` to the first whose suffix minimum passes `to`.
-    pub fn plan(&self, from: &[u8], to: Option<&[u8]>) -> ScanPlan {
+    pub fn plan(self: &std::sync::Arc<Self>, from: &[u8], to: Option<&[u8]>) -> ScanPlan {
         let shared = self.shared.len();
         // A bound not starting with the shared bytes lies below or above
         // every key of the segment.
@@ -439,12 +489,6 @@ impl BlockIndex {
             },
         }
         .max(first);
-        let pieces = (first..last)
-            .map(|b| {
-                let prefix = self.suffix_min[b];
-                (self.offset[b], Floor::Prefix { shared, prefix })
-            })
-            .collect();
         let outliers = self
             .outliers
             .iter()
@@ -452,7 +496,11 @@ impl BlockIndex {
             .map(|(_, o, l)| (*o, *l))
             .collect();
         ScanPlan {
-            pieces,
+            pieces: Pieces::Blocks {
+                index: self.clone(),
+                next: first,
+                last,
+            },
             end: self.offset[last],
             outliers,
         }
