@@ -2,6 +2,10 @@
 
 use clap::Parser;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let outcome = if args

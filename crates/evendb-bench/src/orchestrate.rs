@@ -82,7 +82,19 @@ pub fn run_in_child(
     std::fs::write(&job_path, serde_json::to_vec(&job)?)?;
 
     let exe = std::env::current_exe().context("locating this executable")?;
-    let status = Command::new(exe)
+    // EVENDB_BENCH_WRAP="heaptrack -o /tmp/h" runs the child under a
+    // profiler (words split on spaces).
+    let wrap = std::env::var("EVENDB_BENCH_WRAP").unwrap_or_default();
+    let mut words = wrap.split_whitespace();
+    let mut command = match words.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(words).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let status = command
         .arg(CHILD_FLAG)
         .arg(&job_path)
         .arg(&out_path)

@@ -271,6 +271,10 @@ stats! {
         memory_filters,
         /// Memory of table block indexes and sorted log indexes.
         memory_indexes,
+        /// Memory of log segments' write buffers (appends not yet written).
+        memory_write_buffers,
+        /// Working memory of background work running now (the logs a rebuild merges).
+        memory_background,
     }
 }
 

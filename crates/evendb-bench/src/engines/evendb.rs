@@ -30,6 +30,8 @@ impl EvenDb {
             Durability::default()
         };
         opts = opts.durability(durability);
+        // glibc's malloc_trim finds nothing to do under another allocator.
+        opts = opts.trim_freed_memory(!cfg!(feature = "mimalloc"));
         let db = opts
             .open(path)
             .with_context(|| format!("opening evendb at {}", path.display()))?;

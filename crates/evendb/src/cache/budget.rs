@@ -52,9 +52,11 @@ pub(crate) enum Kind {
     /// Working memory of maintenance while it runs: the log images a
     /// rebuild reads (a munk load charges its images to `Munks`).
     Work = 4,
+    /// Log segments' write buffers: appends not written to their files yet.
+    WriteBuffers = 5,
 }
 
-const KINDS: usize = 5;
+const KINDS: usize = 6;
 
 #[derive(Debug)]
 pub(crate) struct MemoryBudget {
@@ -77,6 +79,7 @@ pub(crate) struct BudgetView {
     pub filters: u64,
     pub indexes: u64,
     pub work: u64,
+    pub write_buffers: u64,
 }
 
 impl MemoryBudget {
@@ -103,14 +106,31 @@ impl MemoryBudget {
         self.by_kind[kind as usize].load(Ordering::Relaxed)
     }
 
-    /// Bytes left before the limit (0 when over it).
+    /// Bytes left before the limit (0 when over it), less the part of the
+    /// write buffers' share they do not use (see `try_reserve`).
     pub fn free(&self) -> u64 {
-        self.limit.saturating_sub(self.used())
+        self.limit
+            .saturating_sub(self.used())
+            .saturating_sub(self.unused_buffer_share())
+    }
+
+    /// What the write buffers do not use of their share.
+    fn unused_buffer_share(&self) -> u64 {
+        self.write_buffer_share()
+            .saturating_sub(self.kind_used(Kind::WriteBuffers))
     }
 
     /// True when accounted memory is above the limit.
     pub fn over(&self) -> bool {
         self.used() > self.limit
+    }
+
+    /// The share of the budget kept for log segments' write buffers: a
+    /// sixteenth, at least 16 KiB (at most an eighth). Reservations leave what the buffers do
+    /// not use of it free; past it, segments write their buffers early and
+    /// give their memory back (see `LogSegment::append`).
+    pub fn write_buffer_share(&self) -> u64 {
+        (self.limit / 16).max(16 << 10).min(self.limit / 8)
     }
 
     /// Bytes every reservation leaves free, whatever headroom it asks for:
@@ -123,7 +143,12 @@ impl MemoryBudget {
     /// `headroom` (at least [`MemoryBudget::floor`]); returns whether it
     /// did.
     pub fn try_reserve(&self, kind: Kind, n: u64, headroom: u64) -> bool {
-        let cap = self.limit.saturating_sub(headroom.max(self.floor()));
+        // The part of the write buffers' share they do not use yet is
+        // theirs: no reservation takes it.
+        let cap = self
+            .limit
+            .saturating_sub(headroom.max(self.floor()))
+            .saturating_sub(self.unused_buffer_share());
         let mut cur = self.used.load(Ordering::Relaxed);
         loop {
             let Some(next) = cur.checked_add(n).filter(|&x| x <= cap) else {
@@ -190,6 +215,7 @@ impl MemoryBudget {
             filters: k(Kind::Filters),
             indexes: k(Kind::Indexes),
             work: k(Kind::Work),
+            write_buffers: k(Kind::WriteBuffers),
         }
     }
 }
@@ -215,22 +241,43 @@ mod tests {
     #[test]
     fn reservations_never_pass_the_limit_minus_headroom() {
         let b = MemoryBudget::new(1000);
+        // An eighth is kept for write buffers: reservations stop at 775.
+        assert_eq!(b.write_buffer_share(), 125);
         assert!(b.try_reserve(Kind::Munks, 600, 100));
-        assert!(!b.try_reserve(Kind::Munks, 301, 100));
-        assert!(b.try_reserve(Kind::RowCache, 300, 100));
-        assert_eq!(b.used(), 900);
+        assert!(!b.try_reserve(Kind::Munks, 176, 100));
+        assert!(b.try_reserve(Kind::RowCache, 175, 100));
+        assert_eq!(b.used(), 775);
         b.release(Kind::Munks, 600);
         let v = b.view();
-        assert_eq!((v.used, v.munks, v.row_cache, v.peak), (300, 0, 300, 900));
+        assert_eq!((v.used, v.munks, v.row_cache, v.peak), (175, 0, 175, 775));
+    }
+
+    #[test]
+    fn write_buffers_have_their_share_kept_free() {
+        let b = MemoryBudget::new(64 << 20);
+        let share = b.write_buffer_share();
+        assert_eq!(share, 4 << 20);
+        assert!(b.try_reserve(Kind::Munks, (60 << 20) - b.floor(), 0));
+        assert_eq!(b.free(), b.floor());
+        assert!(!b.try_reserve(Kind::Munks, 1, 0));
+        // Buffers take their share without passing the limit...
+        b.add(Kind::WriteBuffers, share);
+        assert!(!b.over());
+        // ... and once they give it back, it is kept for them again.
+        b.release(Kind::WriteBuffers, share);
+        assert!(!b.try_reserve(Kind::RowCache, 1, 0));
     }
 
     #[test]
     fn every_reservation_leaves_the_floor_free_for_forced_growth() {
         let b = MemoryBudget::new(64 << 10);
         assert_eq!(b.floor(), 1 << 10);
-        assert!(!b.try_reserve(Kind::RowCache, 64 << 10, 0));
-        assert!(b.try_reserve(Kind::RowCache, (64 << 10) - (1 << 10), 0));
+        let share = b.write_buffer_share();
+        assert_eq!(share, 8 << 10);
+        assert!(!b.try_reserve(Kind::RowCache, (64 << 10) - share, 0));
+        assert!(b.try_reserve(Kind::RowCache, (64 << 10) - (1 << 10) - share, 0));
         b.add(Kind::Filters, 1 << 10);
+        b.add(Kind::WriteBuffers, share);
         assert!(!b.over());
         let held = b.hold(Kind::Work, 1);
         assert!(b.over());

@@ -78,6 +78,9 @@ pub(crate) struct DbInner {
     pub published: Mutex<Published>,
     pub counters: Counters,
     pub budget: Arc<MemoryBudget>,
+    /// Held by the one merge or run whose working memory goes past the
+    /// budget (see `maintenance::room::hold_work`).
+    pub work_gate: parking_lot::Mutex<()>,
     pub row_cache: RowCache,
     pub munks: MunkCache,
     pub log_config: LogConfig,
@@ -525,6 +528,8 @@ impl DbInner {
         s.memory_row_cache = b.row_cache;
         s.memory_filters = b.filters;
         s.memory_indexes = b.indexes;
+        s.memory_write_buffers = b.write_buffers;
+        s.memory_background = b.work;
         let (hits, misses) = self.row_cache.hit_counts();
         s.row_cache_hits = hits;
         s.row_cache_misses = misses;

@@ -213,6 +213,7 @@ impl Db {
             row_cache: RowCache::new(row_cache_bytes, 3, budget.clone()),
             munks: MunkCache::default(),
             budget,
+            work_gate: parking_lot::Mutex::new(()),
             log_config,
             open_files: crate::funk::OpenFiles::default(),
             maintenance: Maintenance::default(),

@@ -231,7 +231,11 @@ impl Funk {
     /// Every version of every key in `[from, to)`, grouped by key in key
     /// order, each group newest first, skipping versions recovery hides.
     /// Logs are read as of now; `log_limits` (one per segment) stops each
-    /// segment at an earlier length.
+    /// segment at an earlier length. A banded segment that takes no more
+    /// appends (frozen, or every segment when there are no limits: the
+    /// caller diverted them) is read piece by piece as the groups are
+    /// taken (see `BandedScan`); the others are read whole first, so what
+    /// the groups hold at once is about [`Funk::merge_memory`].
     pub fn key_groups(
         &self,
         from: &[u8],
@@ -240,12 +244,17 @@ impl Funk {
         recovery: &RecoveryTable,
     ) -> Result<KeyGroups> {
         let mut images = Vec::new();
+        let mut banded = Vec::new();
         for (i, log) in self.logs().enumerate() {
-            let upto = log_limits
-                .and_then(|l| l.get(i).copied())
-                .unwrap_or(u64::MAX);
+            let limit = log_limits.and_then(|l| l.get(i).copied());
+            if limit.is_none() || log.is_frozen() {
+                if let Some(scan) = log::BandedScan::new(log, from, to)? {
+                    banded.push(scan);
+                    continue;
+                }
+            }
             // Of a banded segment, only the window holding the range.
-            let w = log.window(from, to, upto);
+            let w = log.window(from, to, limit.unwrap_or(u64::MAX));
             images.push(log.image_range(w.start, w.end)?);
             for (offset, len) in w.extra {
                 images.push(log.image_range(offset, offset + len)?);
@@ -254,9 +263,26 @@ impl Funk {
         Ok(KeyGroups::new(
             self.table.as_ref().map(|t| t.bulk_from(from)),
             LogView::new(images, from, to, recovery),
+            banded,
             to,
             recovery.clone(),
         ))
+    }
+
+    /// About the most memory [`Funk::key_groups`] of `[from, to)` holds at
+    /// once with no log limits: the windows of the segments read whole,
+    /// and a few blocks of each banded one.
+    pub fn merge_memory(&self, from: &[u8], to: Option<&[u8]>) -> u64 {
+        self.logs()
+            .map(|l| {
+                let window = l.window(from, to, u64::MAX).bytes();
+                if l.is_banded() {
+                    window.min(log::BANDED_SCAN_MEMORY)
+                } else {
+                    window
+                }
+            })
+            .sum()
     }
 }
 
@@ -328,6 +354,7 @@ pub(crate) struct KeyGroups {
     table: Option<Peekable<TableIter>>,
     log: LogView,
     pos: usize,
+    banded: Vec<log::BandedScan>,
     to: Option<Vec<u8>>,
     recovery: RecoveryTable,
     failed: bool,
@@ -337,6 +364,7 @@ impl KeyGroups {
     fn new(
         table: Option<TableIter>,
         log: LogView,
+        banded: Vec<log::BandedScan>,
         to: Option<&[u8]>,
         recovery: RecoveryTable,
     ) -> Self {
@@ -344,6 +372,7 @@ impl KeyGroups {
             table: table.map(Iterator::peekable),
             log,
             pos: 0,
+            banded,
             to: to.map(<[u8]>::to_vec),
             recovery,
             failed: false,
@@ -363,6 +392,26 @@ impl KeyGroups {
             None => Ok(None),
         }
     }
+
+    /// The smallest key left in any source.
+    fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
+        let mut key = self
+            .table_key()?
+            .filter(|k| self.to.as_ref().is_none_or(|t| k < t));
+        if let Some(l) = self.log.key(self.pos) {
+            if key.as_deref().is_none_or(|k| l < k) {
+                key = Some(l.to_vec());
+            }
+        }
+        for scan in &mut self.banded {
+            if let Some(b) = scan.peek_key()? {
+                if key.as_deref().is_none_or(|k| b < k) {
+                    key = Some(b.to_vec());
+                }
+            }
+        }
+        Ok(key)
+    }
 }
 
 impl Iterator for KeyGroups {
@@ -372,19 +421,13 @@ impl Iterator for KeyGroups {
         if self.failed {
             return None;
         }
-        let table_key = match self.table_key() {
-            Ok(k) => k.filter(|k| self.to.as_ref().is_none_or(|t| k < t)),
+        let key = match self.next_key() {
+            Ok(Some(k)) => k,
+            Ok(None) => return None,
             Err(e) => {
                 self.failed = true;
                 return Some(Err(e));
             }
-        };
-        let log_key = self.log.key(self.pos).map(<[u8]>::to_vec);
-        let key = match (table_key, log_key) {
-            (None, None) => return None,
-            (Some(t), None) => t,
-            (None, Some(l)) => l,
-            (Some(t), Some(l)) => t.min(l),
         };
         let mut group = Vec::new();
         while self.log.key(self.pos) == Some(key.as_slice()) {
@@ -392,6 +435,25 @@ impl Iterator for KeyGroups {
                 group.push(e);
             }
             self.pos += 1;
+        }
+        let mut merged = false;
+        for scan in &mut self.banded {
+            // `next_key` peeked every scan: their records of `key` are in
+            // memory.
+            for r in scan.take(&key) {
+                if self.recovery.visible(r.version) {
+                    merged = true;
+                    group.push(Entry {
+                        key: key.clone(),
+                        value: r.value,
+                        version: r.version,
+                        counter: r.counter,
+                    });
+                }
+            }
+        }
+        if merged {
+            group.sort_by_key(|e| std::cmp::Reverse((e.version, e.counter)));
         }
         if let Some(t) = self.table.as_mut() {
             while matches!(t.peek(), Some(Ok(e)) if e.key == key) {

@@ -73,6 +73,11 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         crate::failpoint::failpoint!(inner, "merge.between_diverts");
         let (frozen_b, _, seg_b) = divert(inner, &b, &own)?;
         let w = inner.versions.refresh_watermark();
+        let images: u64 = [(&a, &frozen_a), (&b, &frozen_b)]
+            .iter()
+            .map(|(c, f)| f.merge_memory(&c.min_key, c.end_key.as_deref()))
+            .sum();
+        let _images = super::room::hold_work(inner, images);
         let mut out = TableOutput::new(inner, u64::MAX);
         for (c, frozen) in [(&a, &frozen_a), (&b, &frozen_b)] {
             let groups =

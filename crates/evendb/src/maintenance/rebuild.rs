@@ -239,7 +239,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     let image_bytes: u64 = unsorted.iter().map(|l| l.appended()).sum();
     let records: u64 = unsorted.iter().map(|l| l.records()).sum();
     super::room::room_for(inner, image_bytes + records * 40 + 4096);
-    let _image = inner.budget.hold(Kind::Work, image_bytes);
+    let _image = super::room::hold_work(inner, image_bytes);
     let mut images = Vec::with_capacity(unsorted.len());
     for l in &unsorted {
         images.push(l.image(u64::MAX)?);
@@ -377,11 +377,11 @@ pub(super) fn rebuild_locked(
             out.finish()?
         }
         None => {
-            // The merge holds every log segment read whole: charge it, after
-            // evicting munks to make room for it if need be.
-            let images = frozen.log_bytes();
-            super::room::room_for(inner, images);
-            let _images = inner.budget.hold(Kind::Work, images);
+            // The merge holds the unsorted logs read whole and a few
+            // blocks of each banded one: charge it, after evicting munks
+            // to make room for it if need be.
+            let images = frozen.merge_memory(&chunk.min_key, chunk.end_key.as_deref());
+            let _images = super::room::hold_work(inner, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             let groups = frozen.key_groups(
                 &chunk.min_key,

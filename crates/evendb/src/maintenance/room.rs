@@ -50,10 +50,43 @@ pub(crate) fn room_for(inner: &DbInner, n: u64) {
     while inner.budget.free() < n {
         let before = inner.budget.free();
         if make_room(inner, n, None) || inner.budget.free() <= before {
-            // Room made, or nothing more to evict (or what was evicted is
-            // still held by readers): growth that cannot be refused goes on.
             break;
         }
+    }
+    // Munks gone and still short: the row cache gives way too. Then
+    // growth that cannot be refused goes on (what was evicted may still
+    // be held by readers).
+    while inner.budget.free() < n && inner.row_cache.shrink() > 0 {
+        stats::add(&inner.counters.local().row_cache_shrinks, 1);
+    }
+}
+
+/// Working memory of a merge or a run, charged until dropped.
+pub(crate) struct WorkHold<'a> {
+    _held: crate::cache::budget::Held<'a>,
+    _gate: Option<parking_lot::MutexGuard<'a, ()>>,
+}
+
+/// How long a merge or a run whose working memory does not fit waits for
+/// the one that went past the budget before it (then it goes on too).
+const WORK_GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Charges `n` bytes of working memory (the unsorted logs a merge or a
+/// run holds), making room first (munks, then the row cache). Growth that
+/// cannot wait may still not fit: then only one holder at a time goes past
+/// the budget, the others waiting for it up to [`WORK_GATE_WAIT`].
+pub(crate) fn hold_work(inner: &DbInner, n: u64) -> WorkHold<'_> {
+    room_for(inner, n);
+    let gate = if inner.budget.free() < n {
+        let g = inner.work_gate.try_lock_for(WORK_GATE_WAIT);
+        room_for(inner, n);
+        g
+    } else {
+        None
+    };
+    WorkHold {
+        _held: inner.budget.hold(Kind::Work, n),
+        _gate: gate,
     }
 }
 

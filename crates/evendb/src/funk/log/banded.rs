@@ -23,6 +23,11 @@ use std::sync::Arc;
 const FIRST_BATCH: usize = 2;
 const MAX_BATCH: usize = 32;
 
+/// About the most a scan of a banded segment holds at once: a read of
+/// [`MAX_BATCH`] 4 KiB blocks (or one 64 KiB section and the two before
+/// it) with the records still pending from the one before.
+pub(crate) const BANDED_SCAN_MEMORY: u64 = 2 * MAX_BATCH as u64 * 4096;
+
 /// One record read from a banded segment.
 #[derive(Debug, Clone)]
 pub(crate) struct BandRecord {

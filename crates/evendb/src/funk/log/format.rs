@@ -66,7 +66,8 @@ pub(crate) struct DurableMark {
 /// bytes and one pointer per record, in log order.
 #[derive(Debug, Clone)]
 pub(crate) struct SegmentImage {
-    pub bytes: Arc<[u8]>,
+    /// The bytes read (an `Arc` of the `Vec` read into: no copy).
+    pub bytes: Arc<Vec<u8>>,
     pub records: Vec<RecordPtr>,
 }
 

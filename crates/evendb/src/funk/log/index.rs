@@ -7,6 +7,8 @@
 //! dropped whole under memory pressure (it is rebuilt on demand).
 
 use super::format::{RecordPtr, SegmentImage};
+use crate::cache::budget::heap_size;
+use crate::error::Result;
 use crate::prefix::partition;
 
 /// Index entries of a segment up to `covered` bytes, sorted by key, then
@@ -46,25 +48,38 @@ impl SegmentIndex {
         lo..hi.max(lo)
     }
 
-    /// Memory the index takes.
+    /// Memory the index takes (what the allocator holds for it).
     pub fn bytes(&self) -> u64 {
-        (self.keys.len() + self.entries.len() * std::mem::size_of::<(usize, RecordPtr)>()) as u64
+        heap_size(self.keys.capacity())
+            + heap_size(self.entries.capacity() * std::mem::size_of::<(usize, RecordPtr)>())
     }
 
-    /// This index extended with the records of `image` (which starts at
-    /// file offset `base`, where this index ends), covering up to `covered`.
-    pub fn extended(&self, image: &SegmentImage, base: u64, covered: u64) -> SegmentIndex {
+    /// This index extended with the records of the images `next` returns
+    /// one at a time (each with the file offset it starts at; the first
+    /// starts where this index ends), covering up to `covered`. Only one
+    /// image is held at a time.
+    pub fn extended(
+        &self,
+        mut next: impl FnMut() -> Result<Option<(SegmentImage, u64)>>,
+        covered: u64,
+    ) -> Result<SegmentIndex> {
         // The new records' keys go first into a fresh key area, the old
         // keys after them; entries point into it.
-        let mut keys = Vec::with_capacity(self.keys.len() + image.bytes.len() / 8);
-        let mut added: Vec<(usize, RecordPtr)> = Vec::with_capacity(image.records.len());
-        for r in &image.records {
-            let at = keys.len();
-            keys.extend_from_slice(image.key(r));
-            let mut abs = r.clone();
-            abs.offset += base;
-            added.push((at, abs));
+        let mut keys: Vec<u8> = Vec::new();
+        let mut added: Vec<(usize, RecordPtr)> = Vec::new();
+        while let Some((image, base)) = next()? {
+            let key_bytes: usize = image.records.iter().map(|r| r.key_len as usize).sum();
+            keys.reserve_exact(key_bytes);
+            added.reserve_exact(image.records.len());
+            for r in &image.records {
+                let at = keys.len();
+                keys.extend_from_slice(image.key(r));
+                let mut abs = r.clone();
+                abs.offset += base;
+                added.push((at, abs));
+            }
         }
+        keys.reserve_exact(self.keys.len());
         added.sort_by(|a, b| order(&keys, a, &keys, b));
         let shift = keys.len();
         keys.extend_from_slice(&self.keys);
@@ -85,11 +100,11 @@ impl SegmentIndex {
                 entries.push(a);
             }
         }
-        SegmentIndex {
+        Ok(SegmentIndex {
             covered,
             keys,
             entries,
-        }
+        })
     }
 }
 

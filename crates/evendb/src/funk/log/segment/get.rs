@@ -26,6 +26,8 @@ impl LogSegment {
         }
         self.write_buffer(&mut a)?;
         a.frozen = true;
+        a.buffer = Vec::new();
+        self.recharge_buffer(&mut a);
         let len = a.len;
         if let Some(blocks) = a.span.freeze(len) {
             let old = self.parts.load_full();

@@ -171,6 +171,15 @@ pub(crate) const FIRST_RECORD: u64 = FILE_HEADER_LEN as u64;
 /// Bytes buffered before they are written to the file.
 const WRITE_BUFFER: usize = 64 * 1024;
 
+/// Bytes of log a sorted index reads at a time while it is built.
+const INDEX_PIECE: u64 = 1 << 20;
+
+/// Bytes a segment buffers, at least, while write buffers are over their
+/// share of the budget (`MemoryBudget::write_buffer_share`): past it, a
+/// segment writes its buffer once it holds this much and gives its memory
+/// back, and every flush (a sync, a freeze) gives the memory back too.
+const SMALL_WRITE_BUFFER: usize = 4 * 1024;
+
 #[derive(Debug)]
 struct AppendState {
     /// Logical end: written plus buffered bytes.
@@ -179,6 +188,8 @@ struct AppendState {
     last_counter: u64,
     /// Bytes after the file's end (`published`), not written yet.
     buffer: Vec<u8>,
+    /// Memory charged for `buffer` (its capacity).
+    buffer_charged: u64,
     /// The records of the last, unsealed part: its directory once sealed.
     open_part: OpenPart,
     /// The keys appended so far: their range and whether they came in
@@ -252,6 +263,9 @@ impl Drop for LogSegment {
         self.config
             .budget
             .release(Kind::Filters, std::mem::take(&mut a.span_charged));
+        self.config
+            .budget
+            .release(Kind::WriteBuffers, std::mem::take(&mut a.buffer_charged));
         self.drop_index();
     }
 }
@@ -322,6 +336,7 @@ impl LogSegment {
                 len,
                 last_counter: mark.counter,
                 buffer: Vec::new(),
+                buffer_charged: 0,
                 open_part: OpenPart::default(),
                 span: KeySpan::new(config.part_bytes),
                 span_charged: 0,
@@ -503,6 +518,11 @@ impl LogSegment {
         self.append.lock().span.banded
     }
 
+    /// True once the segment takes no more appends (see `freeze`).
+    pub fn is_frozen(&self) -> bool {
+        self.append.lock().frozen
+    }
+
     /// True if the segment is banded over enough sections for that to
     /// say something about its order (see [`KeySpan::tested_banded`]).
     pub fn is_tested_banded(&self) -> bool {
@@ -616,7 +636,31 @@ impl LogSegment {
             .map_err(|e| Error::io(&self.path, e))?;
         a.buffer.clear();
         self.published.store(a.len, Ordering::Release);
+        // A frozen segment takes no more appends, and past their share
+        // the buffers give their memory back.
+        if a.frozen || self.buffers_over_share() {
+            a.buffer = Vec::new();
+            self.recharge_buffer(a);
+        }
         Ok(())
+    }
+
+    /// True when the write buffers of all segments hold more than their
+    /// share of the budget.
+    fn buffers_over_share(&self) -> bool {
+        let budget = &self.config.budget;
+        budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share()
+    }
+
+    /// Charges the write buffer's capacity to the budget.
+    fn recharge_buffer(&self, a: &mut AppendState) {
+        let now = heap_size(a.buffer.capacity());
+        if now != a.buffer_charged {
+            let budget = &self.config.budget;
+            budget.add(Kind::WriteBuffers, now.saturating_sub(a.buffer_charged));
+            budget.release(Kind::WriteBuffers, a.buffer_charged.saturating_sub(now));
+            a.buffer_charged = now;
+        }
     }
 
     /// The largest counter of any record in the segment.
@@ -649,6 +693,15 @@ impl LogSegment {
                 self.path.display()
             )));
         };
+        // A buffer that would grow past the write buffers' share is
+        // written first (and then keeps its capacity, or gives it back).
+        if a.buffer.len() + record_len > a.buffer.capacity() && !a.buffer.is_empty() {
+            let budget = &self.config.budget;
+            let growth = heap_size(a.buffer.capacity().max(record_len));
+            if budget.kind_used(Kind::WriteBuffers) + growth > budget.write_buffer_share() {
+                self.write_buffer(&mut a)?;
+            }
+        }
         let c = counter.fetch_add(1, Ordering::Relaxed);
         let before = a.buffer.len();
         format::encode(&mut a.buffer, self.seed, key, value, version, c);
@@ -677,7 +730,10 @@ impl LogSegment {
         self.note_version(version);
         self.dirty.store(true, Ordering::Release);
         self.logical.store(end, Ordering::Release);
-        if write_through || a.buffer.len() >= WRITE_BUFFER {
+        self.recharge_buffer(a);
+        let full = a.buffer.len() >= WRITE_BUFFER
+            || (a.buffer.len() >= SMALL_WRITE_BUFFER && self.buffers_over_share());
+        if write_through || full {
             self.write_buffer(a)?;
         }
         Ok(Appended {
@@ -746,10 +802,22 @@ impl LogSegment {
             return Ok(ix.clone());
         }
         let from = current.as_ref().map_or(FIRST_RECORD, |ix| ix.covered);
-        let image = self.image_range(from, len)?;
         let base = SegmentIndex::default();
         let old = current.as_deref().unwrap_or(&base);
-        let new = Arc::new(old.extended(&image, from, len));
+        // The log is read in pieces: only the index is held whole.
+        let mut at = from;
+        let new = Arc::new(old.extended(
+            || {
+                if at >= len {
+                    return Ok(None);
+                }
+                let (image, end) = self.image_piece(at, len)?;
+                let start = at;
+                at = end;
+                Ok(Some((image, start)))
+            },
+            len,
+        )?);
         let budget = &self.config.budget;
         let grow = new.bytes().saturating_sub(old.bytes());
         let shrink = old.bytes().saturating_sub(new.bytes());
@@ -820,6 +888,40 @@ impl LogSegment {
         self.image_range(FIRST_RECORD, upto)
     }
 
+    /// The whole records from offset `from` (a record boundary) on, up to
+    /// `upto` (one too), reading about [`INDEX_PIECE`] bytes (more if one
+    /// record is larger); returns them and where they end.
+    fn image_piece(&self, from: u64, upto: u64) -> Result<(SegmentImage, u64)> {
+        let upto = upto.min(self.len());
+        let mut want = INDEX_PIECE;
+        loop {
+            let end = from.saturating_add(want).min(upto);
+            let buf = self.read_bytes(from, end)?;
+            let (mut records, pos) = decode_records(&buf, from, self.seed);
+            if pos == 0 && end < upto && want < (1 << 30) {
+                want *= 2; // A record larger than the piece.
+                continue;
+            }
+            if pos == 0 && from < upto {
+                return Err(Error::corruption(
+                    &self.path,
+                    from,
+                    "log record failed its checksum",
+                ));
+            }
+            for r in &mut records {
+                r.offset -= from;
+            }
+            let mut buf = buf;
+            buf.truncate(pos);
+            let image = SegmentImage {
+                bytes: Arc::new(buf),
+                records,
+            };
+            return Ok((image, from + pos as u64));
+        }
+    }
+
     /// The records between offsets `from` (a record boundary) and `upto`.
     pub fn image_range(&self, from: u64, upto: u64) -> Result<SegmentImage> {
         let upto = upto.min(self.len());
@@ -838,7 +940,7 @@ impl LogSegment {
             r.offset -= from;
         }
         Ok(SegmentImage {
-            bytes: buf.into(),
+            bytes: Arc::new(buf),
             records,
         })
     }
