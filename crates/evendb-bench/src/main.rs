@@ -6,7 +6,28 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// glibc's malloc, tuned as docs/design.md §9 measured: two arenas (a
+/// store's buffers are allocated on one thread and freed on another, and
+/// every arena keeps its own high-water mark) and a fixed mmap threshold
+/// (glibc raises it after large frees, and the megabyte buffers of merges
+/// then stay in the arenas). Peak RSS under a 64 MiB budget went from
+/// 165-187 MiB to 150-158 MiB. Called before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
+fn tune_malloc() {
+    #[allow(unsafe_code)]
+    // SAFETY: mallopt only sets glibc's malloc parameters; no thread has
+    // started yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc"))))]
+fn tune_malloc() {}
+
 fn main() {
+    tune_malloc();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let outcome = if args
         .get(1)

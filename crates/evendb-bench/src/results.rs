@@ -88,6 +88,10 @@ pub struct RunResult {
     pub space_amplification: Option<f64>,
     pub cpu_seconds: f64,
     pub peak_rss_bytes: u64,
+    /// The memory budget B the engine was given (evendb's budget, the
+    /// peers' cache), printed beside the peak RSS.
+    #[serde(default)]
+    pub memory_budget_bytes: u64,
     /// Peak memory of the cgroup (process + page cache), when one was used.
     pub cgroup_peak_bytes: Option<u64>,
     /// Memory limit in force, if any.

@@ -682,6 +682,7 @@ where
         engine_config: store.engine.describe(),
         engine_settings: store.engine.settings(),
         sync: job.config.sync,
+        memory_budget_bytes: job.config.budget(),
         threads,
         key_size: store.key_size,
         value_size: store.value_size,

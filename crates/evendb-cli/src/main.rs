@@ -216,7 +216,25 @@ enum Command {
     },
 }
 
+/// glibc's malloc with two arenas and a fixed mmap threshold: the store's
+/// buffers move between threads and megabyte merge buffers otherwise stay
+/// in the arenas (docs/design.md §9). Called before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_malloc() {
+    #[allow(unsafe_code)]
+    // SAFETY: mallopt only sets glibc's malloc parameters; no thread has
+    // started yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_malloc() {}
+
 fn main() -> ExitCode {
+    tune_malloc();
     let cli = Cli::parse();
     let level = match cli.verbose {
         0 => "warn",

@@ -72,7 +72,7 @@ pub fn table(results: &[RunResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8} {:>7} {:>7} {:>8} {:>9}",
+        "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8} {:>7} {:>7} {:>8} {:>9} {:>9}",
         "engine",
         "workload",
         "distribution",
@@ -82,12 +82,13 @@ pub fn table(results: &[RunResult]) -> String {
         "w-amp",
         "s-amp",
         "cpu s",
-        "peak rss"
+        "peak rss",
+        "budget"
     );
     for r in results {
         let _ = writeln!(
             out,
-            "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8.1} {:>7} {:>7} {:>8.1} {:>9}",
+            "{:<17} {:<14} {:<15} {:>10} {:>12} {:>8.1} {:>7} {:>7} {:>8.1} {:>9} {:>9}",
             r.engine,
             r.workload,
             r.distribution,
@@ -98,6 +99,7 @@ pub fn table(results: &[RunResult]) -> String {
             format::ratio(r.space_amplification),
             r.cpu_seconds,
             format::bytes(r.peak_rss_bytes),
+            format::bytes(r.memory_budget_bytes),
         );
     }
     let _ = writeln!(out, "\nlatency (µs)");

@@ -247,7 +247,13 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     let view = crate::funk::LogView::new(images, from, to, &inner.recovery);
     let run = new_segment(inner)?;
     let mut pos = 0;
+    let mut synced = 0;
     while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
+        // Paced writeback, as tables do (`BYTES_PER_SYNC`).
+        if run.appended() >= synced + crate::funk::table::BYTES_PER_SYNC {
+            run.sync_all()?;
+            synced = run.appended();
+        }
         let mut versions = Vec::new();
         while view.key(pos) == Some(key.as_slice()) {
             versions.extend(view.entry(pos));

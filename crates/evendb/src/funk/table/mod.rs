@@ -5,4 +5,4 @@ mod reader;
 mod writer;
 
 pub(crate) use reader::{TableIter, TableReader};
-pub(crate) use writer::TableWriter;
+pub(crate) use writer::{TableWriter, BYTES_PER_SYNC};

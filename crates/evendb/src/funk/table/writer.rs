@@ -8,6 +8,11 @@ use crate::vfs::{Storage, StorageFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A table being written is synced every this many bytes, so the page
+/// cache (and a memory cgroup holding it) never holds more than this much
+/// of it dirty (RocksDB's `bytes_per_sync` does the same).
+pub(crate) const BYTES_PER_SYNC: u64 = 1 << 20;
+
 pub(crate) struct TableWriter {
     path: PathBuf,
     file: Arc<dyn StorageFile>,
@@ -16,6 +21,8 @@ pub(crate) struct TableWriter {
     block: Vec<u8>,
     block_last_key: Vec<u8>,
     offset: u64,
+    /// Bytes written since the last sync (see [`BYTES_PER_SYNC`]).
+    unsynced: u64,
     index: Vec<(Vec<u8>, u64, u32)>,
     footer: Footer,
     last: Option<(Vec<u8>, u64, u64)>,
@@ -55,6 +62,7 @@ impl TableWriter {
             block: Vec::new(),
             block_last_key: Vec::new(),
             offset: FILE_HEADER_LEN as u64,
+            unsynced: 0,
             index: Vec::new(),
             footer: Footer {
                 index_len: 0,
@@ -98,6 +106,13 @@ impl TableWriter {
             .write_at(self.offset, bytes)
             .map_err(|e| Error::io(&self.path, e))?;
         self.offset += bytes.len() as u64;
+        self.unsynced += bytes.len() as u64;
+        if self.unsynced >= BYTES_PER_SYNC {
+            // Paced writeback: a table written whole and synced at the end
+            // leaves all of it dirty in the page cache until then.
+            self.file.sync().map_err(|e| Error::io(&self.path, e))?;
+            self.unsynced = 0;
+        }
         Ok(())
     }
 
