@@ -38,8 +38,9 @@ struct Report {
 /// Opens after a crash, crashing again during recovery now and then;
 /// returns the store with no fault armed.
 fn recover(fs: &MemFs, sync: bool, rng: &mut fastrand::Rng, report: &mut Report) -> Db {
-    loop {
-        if rng.u8(0..4) == 0 {
+    for attempt in 0.. {
+        let armed = rng.u8(0..4) == 0;
+        if armed {
             fs.set_fault(Some(Fault::CrashAt(rng.u64(1..12))));
         }
         match options(fs, sync).open(common::dir()) {
@@ -47,12 +48,16 @@ fn recover(fs: &MemFs, sync: bool, rng: &mut fastrand::Rng, report: &mut Report)
                 fs.set_fault(None);
                 return db;
             }
+            // An open with no fault armed must succeed: recovery must
+            // never leave a store it cannot open.
+            Err(e) if !armed => panic!("open failed with no fault armed (attempt {attempt}): {e}"),
             Err(_) => {
                 report.crashes_in_recovery += 1;
                 fs.crash(CrashMode::Random { seed: rng.u64(..) });
             }
         }
     }
+    unreachable!()
 }
 
 fn cycles(sync: bool, name: &str, default: u64) -> Report {
