@@ -50,18 +50,23 @@ impl Drop for Store {
 pub enum Create {
     /// `put` and `load`: create the directory and store if missing.
     IfMissing,
-    /// Everything else: the store must exist.
+    /// `delete`, `compact`, `backup`: the store must exist.
     Never,
+    /// The read commands (`get`, `scan`, `dump`, `stats`, `verify`,
+    /// `chunks`): the store must exist and is opened read-only, writing
+    /// nothing (they work on a full disk or a read-only mount).
+    ReadOnly,
 }
 
 /// Opens the store at `path`.
 pub fn open(path: &Path, create: Create) -> Outcome<Store> {
-    if create == Create::Never {
+    if create != Create::IfMissing {
         check_is_store(path)?;
     }
     log::debug!("opening {} ({create:?})", path.display());
     Options::default()
         .create_if_missing(create == Create::IfMissing)
+        .read_only(create == Create::ReadOnly)
         .maintenance_threads(0)
         .open(path)
         .map(Store)

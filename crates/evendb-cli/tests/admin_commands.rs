@@ -401,6 +401,13 @@ fn verify_shows_files_moved_to_lost_and_found_with_a_hint() {
     let stray = vec![0xab; 100];
     std::fs::write(db.join("000077.log"), &stray).unwrap();
 
+    // `verify` opens read-only: it reports the file and moves nothing.
+    let r = evendb(&db, &["verify"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("leftover: 000077.log"), "{r:?}");
+    assert_eq!(files(&db)["000077.log"], stray);
+    // The next command that writes moves it aside.
+    ok(&db, &["put", "k2", "v"]);
     let r = evendb(&db, &["verify"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(files(&db)["lost+found/000077.log"], stray, "kept as it was");
@@ -422,4 +429,25 @@ fn verify_shows_files_moved_to_lost_and_found_with_a_hint() {
     assert_eq!(json["lost_and_found"], serde_json::json!(["000077.log"]));
     assert_eq!(json["torn_tails"], serde_json::json!([]));
     assert_eq!(ok(&db, &["get", "k"]), "v\n");
+}
+
+#[test]
+fn read_commands_open_the_store_read_only_and_change_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    store_with_tables(&db, 200);
+    ok(&db, &["put", "in-the-log", "v"]);
+    let before = files(&db);
+    let out = ok(&db, &["get", "key|00007"]);
+    assert!(out.contains("value 7"), "{out}");
+    ok(&db, &["scan", "--limit", "5"]);
+    ok(&db, &["dump"]);
+    ok(&db, &["stats"]);
+    ok(&db, &["verify"]);
+    ok(&db, &["chunks"]);
+    // Writes and every new epoch would change MANIFEST, CHECKPOINT or logs.
+    assert_eq!(files(&db), before, "a read command wrote to the store");
+    // A write command still writes.
+    ok(&db, &["put", "later", "v"]);
+    assert_ne!(files(&db), before);
 }

@@ -38,6 +38,11 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A write (put, delete, flush, compact) through a handle opened with
+    /// `Options::read_only`. Nothing was changed.
+    #[error("the store at {0} is open read-only; open it without read_only to write")]
+    ReadOnly(PathBuf),
+
     /// Another handle, in this process or another one, has the store open.
     #[error("the store at {0} is locked by another open handle; close it first")]
     Locked(PathBuf),

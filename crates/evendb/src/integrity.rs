@@ -26,6 +26,11 @@ pub struct IntegrityReport {
     pub torn_tails: Vec<(String, u64)>,
     /// Files open moved to `lost+found/` (kept, but not part of the store).
     pub lost_and_found: Vec<String>,
+    /// Through a read-only open: engine files the manifest does not refer
+    /// to, which a writable open would have deleted (leftovers of an
+    /// operation a crash interrupted) or moved to `lost+found/` before
+    /// the check. Not damage.
+    pub leftovers: Vec<String>,
     /// Everything found wrong, one line each; empty for a sound store.
     pub problems: Vec<String>,
 }
@@ -168,7 +173,11 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
     let live: HashSet<u64> = manifest.live_files().collect();
     for name in st.list(dir).map_err(|e| Error::io(dir, e))? {
         if crate::db::is_engine_file(&name).is_some_and(|n| !live.contains(&n)) {
-            r.orphans.push(name);
+            if inner.opts.read_only {
+                r.leftovers.push(name);
+            } else {
+                r.orphans.push(name);
+            }
         }
     }
     let lost = dir.join(crate::db::LOST_FOUND);

@@ -59,6 +59,7 @@ pub struct Options {
     pub(crate) row_cache_share: f64,
     pub(crate) log_parts: usize,
     pub(crate) trim_freed_memory: bool,
+    pub(crate) read_only: bool,
     #[cfg(feature = "test-hooks")]
     pub(crate) fail_points: Option<crate::failpoint::Hook>,
 }
@@ -77,6 +78,7 @@ impl Default for Options {
             row_cache_share: 0.25,
             log_parts: 16,
             trim_freed_memory: true,
+            read_only: false,
             #[cfg(feature = "test-hooks")]
             fail_points: None,
         }
@@ -100,6 +102,20 @@ impl Options {
     /// allocator returns memory itself, or that trims on its own.
     pub fn trim_freed_memory(mut self, on: bool) -> Self {
         self.trim_freed_memory = on;
+        self
+    }
+
+    /// Opens the store without writing anything to its directory: no new
+    /// epoch, no MANIFEST or CHECKPOINT rewrite, no removal of leftover
+    /// files, no truncation of a torn log tail (reads stop before it), no
+    /// maintenance. Gets, scans, snapshots, statistics and integrity
+    /// checks work; puts, deletes, `flush` and `compact` return
+    /// [`Error::ReadOnly`](crate::Error::ReadOnly). For a full disk, a
+    /// read-only mount, or a backup being checked (a backup taken through
+    /// it fails: its files cannot be created). The store must exist.
+    /// Default off.
+    pub fn read_only(mut self, on: bool) -> Self {
+        self.read_only = on;
         self
     }
 

@@ -41,7 +41,7 @@ pub enum StatsFormat {
 }
 
 pub fn stats(ctx: &Context, format: StatsFormat, open_all: bool) -> Outcome<u8> {
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     if open_all {
         open_chunks(ctx, &db)?;
     }
@@ -155,6 +155,7 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
             "orphans": r.orphans,
             "torn_tails": torn,
             "lost_and_found": r.lost_and_found,
+            "leftovers": r.leftovers,
             "problems": r.problems,
         });
         outln!("{doc:#}");
@@ -188,6 +189,12 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
              MANIFEST, and not known to be safe to delete)"
         );
     }
+    for f in &r.leftovers {
+        outln!(
+            "leftover: {f} (not listed in the MANIFEST; the next command that writes \
+             deletes it if a crash left it, or moves it to lost+found)"
+        );
+    }
     if !r.lost_and_found.is_empty() {
         let dir = path.join(LOST_FOUND);
         outln!(
@@ -210,7 +217,7 @@ fn print_report(path: &Path, r: &IntegrityReport, as_json: bool) -> Outcome {
 }
 
 pub fn verify(ctx: &Context, as_json: bool) -> Outcome<u8> {
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     let report = verify_store(ctx, &db, &ctx.db)?;
     print_report(&ctx.db, &report, as_json)?;
     Ok(if report.is_ok() {
@@ -265,7 +272,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
     if !verify {
         return Ok(exit::OK);
     }
-    let copy = store::open(dest, Create::Never)?;
+    let copy = store::open(dest, Create::ReadOnly)?;
     let report = verify_store(ctx, &copy, dest)?;
     print_report(dest, &report, false)?;
     Ok(if report.is_ok() {
@@ -276,7 +283,7 @@ pub fn backup(ctx: &Context, dest: &Path, verify: bool) -> Outcome<u8> {
 }
 
 pub fn chunks(ctx: &Context, as_json: bool, open_all: bool) -> Outcome<u8> {
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     if open_all {
         open_chunks(ctx, &db)?;
     }

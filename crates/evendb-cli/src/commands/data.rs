@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 
 pub fn get(ctx: &Context, key: &str) -> Outcome<u8> {
     let key = ctx.key(key)?;
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     match db.get(&key) {
         Ok(Some(value)) => match writeln!(std::io::stdout(), "{}", ctx.show(&value)) {
             Ok(()) => Ok(exit::OK),
@@ -62,7 +62,7 @@ pub fn delete(ctx: &Context, key: &str) -> Outcome<u8> {
 
 pub fn scan(ctx: &Context, range: &Range, limit: Option<u64>, keys_only: bool) -> Outcome<u8> {
     let bounds = ctx.bounds(range)?;
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let pairs = db
         .scan(bounds)

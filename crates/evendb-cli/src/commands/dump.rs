@@ -19,7 +19,7 @@ pub fn dump(ctx: &Context, file: Option<&Path>, range: &Range, force: bool) -> O
             );
         }
     }
-    let db = store::open(&ctx.db, Create::Never)?;
+    let db = store::open(&ctx.db, Create::ReadOnly)?;
     let bar = ctx
         .progress
         .counter(format!("dumping {}", ctx.db.display()));

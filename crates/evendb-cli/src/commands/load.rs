@@ -124,7 +124,7 @@ pub fn load(ctx: &Context, file: &Path, format: Option<Format>, header: bool) ->
         db.put(&r.key, &r.value).map_err(|e| {
             Failure::engine(
                 format_args!(
-                    "cannot load line {} of {} ({loaded} pairs were written before it)",
+                    "cannot load line {} of {}: {loaded} pairs were accepted before it, but only those synced before the failure are kept (writes are synced every 100 ms); reload the file once the cause is fixed",
                     r.line,
                     source.name()
                 ),

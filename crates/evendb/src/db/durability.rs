@@ -131,6 +131,9 @@ impl DbInner {
     /// At a clean close, when no put can run: syncs every log and records
     /// that the epoch is durable whole.
     pub(crate) fn close_durably(&self) -> Result<()> {
+        if self.opts.read_only {
+            return Ok(()); // Nothing was written.
+        }
         let _serial = self.checkpoints.serial.lock();
         self.check_poison()?;
         self.sync_logs()?;

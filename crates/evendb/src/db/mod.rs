@@ -274,8 +274,10 @@ impl Db {
     /// Makes every put completed before the call durable.
     ///
     /// # Errors
-    /// I/O errors (which poison the store).
+    /// I/O errors (which poison the store); [`Error::ReadOnly`] through a
+    /// read-only open.
     pub fn flush(&self) -> Result<()> {
+        self.inner.refuse_if_read_only()?;
         self.inner.flush()
     }
 
@@ -285,8 +287,10 @@ impl Db {
     /// logs fill; call it to reclaim space after mass deletes.
     ///
     /// # Errors
-    /// I/O and corruption errors.
+    /// I/O and corruption errors; [`Error::ReadOnly`] through a read-only
+    /// open.
     pub fn compact(&self) -> Result<()> {
+        self.inner.refuse_if_read_only()?;
         for chunk in self.inner.index.load().chunks.iter() {
             crate::maintenance::compact_chunk(&self.inner, chunk)?;
         }

@@ -67,11 +67,17 @@ enum Unlisted {
 
 impl Db {
     pub(crate) fn open_with(dir: &Path, opts: Options) -> Result<Db> {
-        let storage = opts.storage.clone();
+        // A read-only open reads through a layer that refuses every write
+        // (see `vfs::ReadOnly`).
+        let storage: Arc<dyn Storage> = if opts.read_only {
+            Arc::new(crate::vfs::ReadOnly(opts.storage.clone()))
+        } else {
+            opts.storage.clone()
+        };
         let st = storage.as_ref();
         let exists = st.exists(dir).map_err(|e| Error::io(dir, e))?;
         if !exists {
-            if !opts.create_if_missing {
+            if !opts.create_if_missing || opts.read_only {
                 return Err(Error::io(
                     dir,
                     std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
@@ -102,7 +108,8 @@ impl Db {
             }
             // Only evendb's own leftovers of an interrupted creation may be
             // here, and they hold nothing: the creation starts over.
-            if !opts.create_if_missing || names.iter().any(|n| !is_store_file(n)) {
+            if !opts.create_if_missing || opts.read_only || names.iter().any(|n| !is_store_file(n))
+            {
                 return Err(Error::NotAStore(dir.to_path_buf()));
             }
         }
@@ -118,8 +125,12 @@ impl Db {
                 // Everything is checked before anything is written.
                 let opened = CheckpointFile::open(st, dir, m.store)?;
                 check_checkpoint(st, dir, &m, &opened)?;
+                // Read-only: checked (a listed file missing is an error),
+                // but leftovers stay where they are.
                 let unlisted = classify_files(st, dir, &m)?;
-                dispose_unlisted(st, dir, unlisted)?;
+                if !opts.read_only {
+                    dispose_unlisted(st, dir, unlisted)?;
+                }
                 (m, opened)
             }
             None => {
@@ -130,6 +141,7 @@ impl Db {
                     budget: budget.clone(),
                     store,
                     durable: Arc::default(),
+                    read_only: false,
                 };
                 LogSegment::create(st, dir, 1, 0, &log_config)?;
                 let m = Manifest {
@@ -168,28 +180,36 @@ impl Db {
         // A new epoch: every version written from now on is larger than any
         // version on disk. It is durable, with the recovery table, before
         // the first put: this store is the commit point of recovery.
-        crate::failpoint::failpoint!(opts opts, dir, "recovery.before_manifest");
-        manifest.epoch = manifest
+        let next_epoch = manifest
             .epoch
             .checked_add(1)
             .filter(|&e| e <= max_epoch())
-            .ok_or_else(|| Error::Exhausted("epoch".into()))?;
-        manifest.generation += 1;
-        manifest.obsolete.clear();
-        manifest.store(st, dir)?;
-        crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
-        crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
+            .ok_or_else(|| Error::Exhausted("epoch".into()));
+        let epoch = if opts.read_only {
+            // Reads at versions above every version on disk; nothing is
+            // recorded.
+            next_epoch?
+        } else {
+            crate::failpoint::failpoint!(opts opts, dir, "recovery.before_manifest");
+            manifest.epoch = next_epoch?;
+            manifest.generation += 1;
+            manifest.obsolete.clear();
+            manifest.store(st, dir)?;
+            crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
+            crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
+            manifest.epoch
+        };
         let log_config = LogConfig {
             part_bytes: (opts.max_log_size / opts.log_parts as u64).max(1024),
             budget: budget.clone(),
             store: manifest.store,
             durable: Arc::new(opened.logs.clone()),
+            read_only: opts.read_only,
         };
         let checkpoints = opened.file;
         let invalid_slots = opened.invalid;
         let carried = opened.logs;
         let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
-        let epoch = manifest.epoch;
 
         let chunks: Vec<Arc<Chunk>> = manifest
             .chunks
@@ -231,11 +251,21 @@ impl Db {
         // The epoch's first checkpoint, before any put: in `Sync` mode it
         // says the epoch is durable whole; in `Buffered` mode it starts
         // the epoch's checkpoints at its first version.
-        inner.start_checkpoints()?;
         crate::stats::add(
             &inner.counters.local().checkpoint_slots_invalid,
             invalid_slots,
         );
+        if inner.opts.read_only {
+            // No checkpoints, no maintenance: nothing is written.
+            return Ok(Db {
+                _owner: Arc::new(Owner {
+                    inner: inner.clone(),
+                    threads: Mutex::new(Vec::new()),
+                }),
+                inner,
+            });
+        }
+        inner.start_checkpoints()?;
         let mut threads = Vec::new();
         for i in 0..inner.opts.maintenance_threads {
             let w = inner.clone();

@@ -29,6 +29,14 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl DbInner {
+    /// [`Error::ReadOnly`] for a write through a read-only open.
+    pub(crate) fn refuse_if_read_only(&self) -> Result<()> {
+        if self.opts.read_only {
+            return Err(Error::ReadOnly(self.dir.clone()));
+        }
+        Ok(())
+    }
+
     /// Returns the put's stamp: its version and its chunk counter.
     pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<(u64, u64)> {
         if key.len() > MAX_KEY_SIZE {
@@ -37,6 +45,7 @@ impl DbInner {
                 key.len()
             )));
         }
+        self.refuse_if_read_only()?;
         self.check_poison()?;
         let value_len = value.map_or(0, <[u8]>::len);
         loop {
@@ -199,6 +208,9 @@ impl DbInner {
     /// Queues `task` for `chunk`, or runs it now when there are no
     /// maintenance threads.
     pub(crate) fn schedule(&self, chunk: &std::sync::Arc<Chunk>, bits: u8) -> Result<()> {
+        if self.opts.read_only {
+            return Ok(()); // No maintenance: it would write.
+        }
         if self.opts.maintenance_threads == 0 {
             let since = Instant::now();
             let done = crate::maintenance::run_task(self, chunk, bits);

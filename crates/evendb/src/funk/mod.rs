@@ -349,6 +349,24 @@ impl LogView {
     }
 }
 
+/// Makes `best` the smaller of itself and `key`.
+fn keep_smaller(best: &mut Option<Vec<u8>>, key: Option<&[u8]>) {
+    if let Some(k) = key {
+        if best.as_deref().is_none_or(|b| k < b) {
+            *best = Some(k.to_vec());
+        }
+    }
+}
+
+/// Makes `best` the smallest of itself and the next key of every banded
+/// scan (reading their pieces until each has its next key whole).
+fn smallest_banded_key(banded: &mut [log::BandedScan], best: &mut Option<Vec<u8>>) -> Result<()> {
+    for scan in banded {
+        keep_smaller(best, scan.peek_key()?);
+    }
+    Ok(())
+}
+
 /// See [`Funk::key_groups`].
 pub(crate) struct KeyGroups {
     table: Option<Peekable<TableIter>>,
@@ -398,18 +416,8 @@ impl KeyGroups {
         let mut key = self
             .table_key()?
             .filter(|k| self.to.as_ref().is_none_or(|t| k < t));
-        if let Some(l) = self.log.key(self.pos) {
-            if key.as_deref().is_none_or(|k| l < k) {
-                key = Some(l.to_vec());
-            }
-        }
-        for scan in &mut self.banded {
-            if let Some(b) = scan.peek_key()? {
-                if key.as_deref().is_none_or(|k| b < k) {
-                    key = Some(b.to_vec());
-                }
-            }
-        }
+        keep_smaller(&mut key, self.log.key(self.pos));
+        smallest_banded_key(&mut self.banded, &mut key)?;
         Ok(key)
     }
 }
@@ -537,19 +545,12 @@ impl FunkScan {
     fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
         let mut best: Option<Vec<u8>> = None;
         for (_, index, range) in &self.logs {
-            if let Some(k) = (!range.is_empty()).then(|| index.key(range.start)) {
-                if best.as_deref().is_none_or(|b| k < b) {
-                    best = Some(k.to_vec());
-                }
-            }
+            keep_smaller(
+                &mut best,
+                (!range.is_empty()).then(|| index.key(range.start)),
+            );
         }
-        for b in &mut self.banded {
-            if let Some(k) = b.peek_key()? {
-                if best.as_deref().is_none_or(|x| k < x) {
-                    best = Some(k.to_vec());
-                }
-            }
-        }
+        smallest_banded_key(&mut self.banded, &mut best)?;
         if let Some(t) = self.table.as_mut() {
             match t.peek() {
                 Some(Ok(e)) => {

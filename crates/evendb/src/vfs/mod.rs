@@ -6,9 +6,11 @@
 //! faults at the N-th operation.
 
 mod mem;
+mod read_only;
 mod std_fs;
 
 pub use mem::{CrashMode, Fault, MemFs};
+pub(crate) use read_only::ReadOnly;
 pub use std_fs::StdFs;
 
 use std::fmt::Debug;
@@ -31,6 +33,11 @@ pub trait Storage: Send + Sync + Debug + 'static {
     fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
     /// Opens the existing file `path` for reading and writing.
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
+    /// Opens the existing file `path` for reading only (a read-only open
+    /// of a store on a read-only mount). Default: [`Storage::open`].
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        self.open(path)
+    }
     /// Atomically renames `from` to `to`, replacing `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes the file `path`.

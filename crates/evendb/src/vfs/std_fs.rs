@@ -63,6 +63,11 @@ impl Storage for StdFs {
         Ok(Arc::new(StdFile(random_access(file))))
     }
 
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        let file = OpenOptions::new().read(true).open(path)?;
+        Ok(Arc::new(StdFile(random_access(file))))
+    }
+
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<bool> {
         std::fs::hard_link(from, to).map(|()| true)
     }

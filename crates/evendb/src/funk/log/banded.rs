@@ -170,6 +170,7 @@ mod tests {
             budget: Arc::new(MemoryBudget::new(1 << 30)),
             store: StoreId(5),
             durable: Arc::default(),
+            read_only: false,
         }
     }
 

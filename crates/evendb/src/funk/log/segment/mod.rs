@@ -31,6 +31,7 @@ use super::index::SegmentIndex;
 use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
 
 mod get;
+mod sorted;
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
@@ -54,6 +55,9 @@ pub(crate) struct LogConfig {
     /// Durable lengths recorded by the last checkpoint before this open:
     /// damage before them is corruption, not a torn tail.
     pub durable: Arc<DurableLengths>,
+    /// A read-only open: a torn tail is left as it is (reads stop before
+    /// it) instead of being cut off.
+    pub read_only: bool,
 }
 
 impl LogConfig {
@@ -384,7 +388,13 @@ impl LogSegment {
             },
         )?;
         let pos = checked.end;
-        if checked.torn > 0 {
+        if checked.torn > 0 && config.read_only {
+            log::warn!(
+                "{}: a torn tail of {} bytes at offset {pos} (left as it is: read-only)",
+                path.display(),
+                checked.torn
+            );
+        } else if checked.torn > 0 {
             log::warn!(
                 "{}: cutting a torn tail of {} bytes at offset {pos}",
                 path.display(),
@@ -786,74 +796,6 @@ impl LogSegment {
         Ok(buf)
     }
 
-    /// The sorted index of every record published so far, built or
-    /// extended now if needed (reading only what it does not cover yet).
-    /// It is kept for later scans while log indexes take less than a
-    /// quarter of the memory budget (munks make room for it), or beyond
-    /// that if the budget has room; otherwise it serves this caller only.
-    pub fn sorted_index(&self, room: &dyn Fn(u64)) -> Result<Arc<SegmentIndex>> {
-        let len = self.len();
-        if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
-            return Ok(ix);
-        }
-        let g = self.index_build.lock();
-        let current = self.index.load_full();
-        if let Some(ix) = current.as_ref().filter(|ix| ix.covered >= len) {
-            return Ok(ix.clone());
-        }
-        let from = current.as_ref().map_or(FIRST_RECORD, |ix| ix.covered);
-        let base = SegmentIndex::default();
-        let old = current.as_deref().unwrap_or(&base);
-        // The log is read in pieces: only the index is held whole.
-        let mut at = from;
-        let new = Arc::new(old.extended(
-            || {
-                if at >= len {
-                    return Ok(None);
-                }
-                let (image, end) = self.image_piece(at, len)?;
-                let start = at;
-                at = end;
-                Ok(Some((image, start)))
-            },
-            len,
-        )?);
-        let budget = &self.config.budget;
-        let grow = new.bytes().saturating_sub(old.bytes());
-        let shrink = old.bytes().saturating_sub(new.bytes());
-        // Indexes may take a quarter of the budget whatever munks want
-        // (munks are evicted to make room); past that, only free room.
-        // Either way the reservation leaves the budget's floor free.
-        let under_share = budget.kind_used(Kind::Indexes) + grow <= budget.limit() / 4;
-        // Making room may drop indexes, this one's too: not under
-        // `index_build`. The index is kept only if nobody changed it
-        // meanwhile.
-        drop(g);
-        if under_share {
-            room(grow + budget.floor());
-        }
-        let _g = self.index_build.lock();
-        let unchanged = match (self.index.load_full(), &current) {
-            (Some(now), Some(was)) => Arc::ptr_eq(&now, was),
-            (None, None) => true,
-            _ => false,
-        };
-        let kept = unchanged && budget.try_reserve(Kind::Indexes, grow, 0);
-        if kept {
-            budget.release(Kind::Indexes, shrink);
-            self.index.store(Some(new.clone()));
-        }
-        Ok(new)
-    }
-
-    /// Drops the sorted index (to free memory; it is rebuilt on demand).
-    pub fn drop_index(&self) {
-        let _g = self.index_build.lock();
-        if let Some(old) = self.index.swap(None) {
-            self.config.budget.release(Kind::Indexes, old.bytes());
-        }
-    }
-
     /// Reads and checks the record at `ptr`; returns its value (`None` for a
     /// tombstone).
     pub fn read_value(&self, ptr: &RecordPtr) -> Result<Option<Vec<u8>>> {
@@ -886,40 +828,6 @@ impl LogSegment {
     /// into memory and checked.
     pub fn image(&self, upto: u64) -> Result<SegmentImage> {
         self.image_range(FIRST_RECORD, upto)
-    }
-
-    /// The whole records from offset `from` (a record boundary) on, up to
-    /// `upto` (one too), reading about [`INDEX_PIECE`] bytes (more if one
-    /// record is larger); returns them and where they end.
-    fn image_piece(&self, from: u64, upto: u64) -> Result<(SegmentImage, u64)> {
-        let upto = upto.min(self.len());
-        let mut want = INDEX_PIECE;
-        loop {
-            let end = from.saturating_add(want).min(upto);
-            let buf = self.read_bytes(from, end)?;
-            let (mut records, pos) = decode_records(&buf, from, self.seed);
-            if pos == 0 && end < upto && want < (1 << 30) {
-                want *= 2; // A record larger than the piece.
-                continue;
-            }
-            if pos == 0 && from < upto {
-                return Err(Error::corruption(
-                    &self.path,
-                    from,
-                    "log record failed its checksum",
-                ));
-            }
-            for r in &mut records {
-                r.offset -= from;
-            }
-            let mut buf = buf;
-            buf.truncate(pos);
-            let image = SegmentImage {
-                bytes: Arc::new(buf),
-                records,
-            };
-            return Ok((image, from + pos as u64));
-        }
     }
 
     /// The records between offsets `from` (a record boundary) and `upto`.
@@ -974,6 +882,7 @@ mod tests {
             budget: Arc::new(MemoryBudget::new(1 << 30)),
             store: StoreId(3),
             durable: Arc::default(),
+            read_only: false,
         };
         fs.create_dir_all(dir).expect("directory");
         let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");

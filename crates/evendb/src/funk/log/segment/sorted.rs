@@ -1,0 +1,108 @@
+//! A segment's sorted index, built from pieces of the log when a scan
+//! first needs it (see `SegmentIndex`).
+
+use super::*;
+
+impl LogSegment {
+    /// The sorted index of every record published so far, built or
+    /// extended now if needed (reading only what it does not cover yet).
+    /// It is kept for later scans while log indexes take less than a
+    /// quarter of the memory budget (munks make room for it), or beyond
+    /// that if the budget has room; otherwise it serves this caller only.
+    pub fn sorted_index(&self, room: &dyn Fn(u64)) -> Result<Arc<SegmentIndex>> {
+        let len = self.len();
+        if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
+            return Ok(ix);
+        }
+        let g = self.index_build.lock();
+        let current = self.index.load_full();
+        if let Some(ix) = current.as_ref().filter(|ix| ix.covered >= len) {
+            return Ok(ix.clone());
+        }
+        let from = current.as_ref().map_or(FIRST_RECORD, |ix| ix.covered);
+        let base = SegmentIndex::default();
+        let old = current.as_deref().unwrap_or(&base);
+        // The log is read in pieces: only the index is held whole.
+        let mut at = from;
+        let new = Arc::new(old.extended(
+            || {
+                if at >= len {
+                    return Ok(None);
+                }
+                let (image, end) = self.image_piece(at, len)?;
+                let start = at;
+                at = end;
+                Ok(Some((image, start)))
+            },
+            len,
+        )?);
+        let budget = &self.config.budget;
+        let grow = new.bytes().saturating_sub(old.bytes());
+        let shrink = old.bytes().saturating_sub(new.bytes());
+        // Indexes may take a quarter of the budget whatever munks want
+        // (munks are evicted to make room); past that, only free room.
+        // Either way the reservation leaves the budget's floor free.
+        let under_share = budget.kind_used(Kind::Indexes) + grow <= budget.limit() / 4;
+        // Making room may drop indexes, this one's too: not under
+        // `index_build`. The index is kept only if nobody changed it
+        // meanwhile.
+        drop(g);
+        if under_share {
+            room(grow + budget.floor());
+        }
+        let _g = self.index_build.lock();
+        let unchanged = match (self.index.load_full(), &current) {
+            (Some(now), Some(was)) => Arc::ptr_eq(&now, was),
+            (None, None) => true,
+            _ => false,
+        };
+        let kept = unchanged && budget.try_reserve(Kind::Indexes, grow, 0);
+        if kept {
+            budget.release(Kind::Indexes, shrink);
+            self.index.store(Some(new.clone()));
+        }
+        Ok(new)
+    }
+
+    /// Drops the sorted index (to free memory; it is rebuilt on demand).
+    pub fn drop_index(&self) {
+        let _g = self.index_build.lock();
+        if let Some(old) = self.index.swap(None) {
+            self.config.budget.release(Kind::Indexes, old.bytes());
+        }
+    }
+
+    /// The whole records from offset `from` (a record boundary) on, up to
+    /// `upto` (one too), reading about [`INDEX_PIECE`] bytes (more if one
+    /// record is larger); returns them and where they end.
+    fn image_piece(&self, from: u64, upto: u64) -> Result<(SegmentImage, u64)> {
+        let upto = upto.min(self.len());
+        let mut want = INDEX_PIECE;
+        loop {
+            let end = from.saturating_add(want).min(upto);
+            let buf = self.read_bytes(from, end)?;
+            let (mut records, pos) = decode_records(&buf, from, self.seed);
+            if pos == 0 && end < upto && want < (1 << 30) {
+                want *= 2; // A record larger than the piece.
+                continue;
+            }
+            if pos == 0 && from < upto {
+                return Err(Error::corruption(
+                    &self.path,
+                    from,
+                    "log record failed its checksum",
+                ));
+            }
+            for r in &mut records {
+                r.offset -= from;
+            }
+            let mut buf = buf;
+            buf.truncate(pos);
+            let image = SegmentImage {
+                bytes: Arc::new(buf),
+                records,
+            };
+            return Ok((image, from + pos as u64));
+        }
+    }
+}
