@@ -44,6 +44,10 @@ impl Source<'_> {
     }
 }
 
+/// Key and value bytes `load` writes between two flushes: what a failed
+/// write can lose, and what it reports as durable.
+const FLUSH_EVERY: u64 = 16 << 20;
+
 pub fn load(ctx: &Context, file: &Path, format: Option<Format>, header: bool) -> Outcome<u8> {
     let stdin = file == Path::new("-");
     let Some(format) = format.or_else(|| Format::from_extension(file)) else {
@@ -111,6 +115,11 @@ pub fn load(ctx: &Context, file: &Path, format: Option<Format>, header: bool) ->
         .bytes(total, format!("loading {}", source.name()));
     let mut records = Records::new(source.reader()?, format, ctx.hex, header);
     let mut loaded = 0u64;
+    // What the last flush made durable: pairs, bytes since, and the line
+    // to reload from if a later write fails.
+    let mut durable = 0u64;
+    let mut unflushed_bytes = 0u64;
+    let mut resume_line = None;
     while let Some(r) = records.next_record() {
         let r = r.map_err(|bad| {
             Failure::new(format!(
@@ -121,25 +130,51 @@ pub fn load(ctx: &Context, file: &Path, format: Option<Format>, header: bool) ->
                 bad.message
             ))
         })?;
+        let line = r.line;
+        let resume = *resume_line.get_or_insert(line);
         db.put(&r.key, &r.value).map_err(|e| {
             Failure::engine(
                 format_args!(
-                    "cannot load line {} of {}: {loaded} pairs were accepted before it, but only those synced before the failure are kept (writes are synced every 100 ms); reload the file once the cause is fixed",
-                    r.line,
-                    source.name()
+                    "cannot load line {line} of {}: at least {durable} pairs are durable (the last flush \
+                     before the failure); of the {} accepted after them, those the background sync \
+                     reached are kept and the rest lost: reload from line {resume} once the cause is fixed",
+                    source.name(),
+                    loaded - durable
                 ),
                 &ctx.db,
                 e,
             )
         })?;
         loaded += 1;
+        unflushed_bytes += (r.key.len() + r.value.len()) as u64;
+        if unflushed_bytes >= FLUSH_EVERY {
+            db.flush().map_err(|e| {
+                Failure::engine(
+                    format_args!(
+                        "cannot sync after line {line} of {}: {durable} pairs are durable; \
+                         reload from line {resume} once the cause is fixed",
+                        source.name()
+                    ),
+                    &ctx.db,
+                    e,
+                )
+            })?;
+            durable = loaded;
+            unflushed_bytes = 0;
+            resume_line = None;
+        }
         if loaded.is_multiple_of(1024) {
             bar.set_position(records.position());
         }
     }
     db.flush().map_err(|e| {
         Failure::engine(
-            format_args!("cannot sync the {loaded} pairs loaded"),
+            format_args!(
+                "cannot sync the {loaded} pairs loaded: {durable} are durable{}",
+                resume_line.map_or(String::new(), |l| format!(
+                    "; reload from line {l} once the cause is fixed"
+                ))
+            ),
             &ctx.db,
             e,
         )
