@@ -53,6 +53,17 @@ fn fill(fs: &MemFs, n: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
     model
 }
 
+/// Opens the store read-only and checks that it holds `model`.
+fn open_read_only(fs: &MemFs, model: &BTreeMap<Vec<u8>, Vec<u8>>) -> evendb::Db {
+    let db = options(fs)
+        .read_only(true)
+        .open(common::dir())
+        .expect("read-only open");
+    let all: BTreeMap<Vec<u8>, Vec<u8>> = common::all(&db).into_iter().collect();
+    assert_eq!(&all, model);
+    db
+}
+
 #[test]
 fn a_read_only_open_reads_everything_refuses_writes_and_changes_no_file() {
     let fs = MemFs::new();
@@ -60,12 +71,7 @@ fn a_read_only_open_reads_everything_refuses_writes_and_changes_no_file() {
     let before = files(&fs, &common::dir());
     assert!(before.len() > 10, "many chunks: {:?}", before.keys());
 
-    let db = options(&fs)
-        .read_only(true)
-        .open(common::dir())
-        .expect("read-only open");
-    let all: BTreeMap<Vec<u8>, Vec<u8>> = common::all(&db).into_iter().collect();
-    assert_eq!(all, model);
+    let db = open_read_only(&fs, &model);
     for i in (0..3000).step_by(37) {
         assert_eq!(db.get(key(i)).expect("get"), model.get(&key(i)).cloned());
     }
@@ -107,12 +113,7 @@ fn a_read_only_open_works_where_every_write_fails() {
         .open(common::dir())
         .expect_err("a normal open writes");
     assert!(matches!(err, Error::Io { .. }), "{err}");
-    let db = options(&fs)
-        .read_only(true)
-        .open(common::dir())
-        .expect("read-only open on a full disk");
-    let all: BTreeMap<Vec<u8>, Vec<u8>> = common::all(&db).into_iter().collect();
-    assert_eq!(all, model);
+    let db = open_read_only(&fs, &model);
     assert!(matches!(db.put("k", "v"), Err(Error::ReadOnly(_))));
     drop(db);
     assert_eq!(fs.counted_ops(), 1, "only the normal open's first write");
