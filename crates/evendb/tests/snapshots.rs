@@ -65,9 +65,14 @@ fn every_scan_equals_the_state_at_its_version_while_munks_come_and_go() {
 
 #[test]
 fn every_scan_equals_the_state_at_its_version_while_munks_split() {
-    // Room for every munk: they take the puts, rebalance and split.
-    let s = check_snapshots("munks_split", 64 << 20);
-    assert!(s.munk_rebalances > 0 && s.munks > 0);
+    // Room for every munk: they take the puts, rebalance and split. How
+    // often munks rebalance before they split depends on thread timing
+    // (about one run in fifty had none): up to three runs, each checked,
+    // until one covered it.
+    let covered = (0..3)
+        .map(|_| check_snapshots("munks_split", 64 << 20))
+        .any(|s| s.munk_rebalances > 0 && s.munks > 0);
+    assert!(covered, "no run rebalanced a munk");
 }
 
 fn check_snapshots(name: &str, budget: u64) -> Stats {
