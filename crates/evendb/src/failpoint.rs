@@ -21,8 +21,8 @@ impl std::fmt::Debug for Hook {
 
 /// True if the test's hook asks to fail at `name`.
 #[cfg(feature = "test-hooks")]
-pub(crate) fn hit(opts: &crate::options::Options, name: &str) -> bool {
-    opts.fail_points.as_ref().is_some_and(|h| (h.0)(name))
+pub(crate) fn hit(hook: Option<&Hook>, name: &str) -> bool {
+    hook.is_some_and(|h| (h.0)(name))
 }
 
 /// The error a fail point returns.
@@ -42,7 +42,7 @@ macro_rules! failpoint {
     (opts $opts:expr, $dir:expr, $name:literal) => {
         #[cfg(feature = "test-hooks")]
         {
-            if $crate::failpoint::hit(&$opts, $name) {
+            if $crate::failpoint::hit($opts.fail_points.as_ref(), $name) {
                 return Err($crate::failpoint::injected($dir, $name));
             }
         }
@@ -50,8 +50,8 @@ macro_rules! failpoint {
     ($inner:expr, $name:literal) => {
         #[cfg(feature = "test-hooks")]
         {
-            let inner: &$crate::db::DbInner = &$inner;
-            if $crate::failpoint::hit(&inner.opts, $name) {
+            let inner = &$inner;
+            if $crate::failpoint::hit(inner.opts.fail_points.as_ref(), $name) {
                 return inner.poison($crate::failpoint::injected(&inner.dir, $name));
             }
         }

@@ -1,9 +1,7 @@
 //! Every option, with its default and its trade-off.
 
-use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::vfs::{StdFs, Storage};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +16,7 @@ pub enum Durability {
     Sync,
     /// Puts are buffered and synced in the background every
     /// `sync_interval`; a crash (of the process or the machine) may lose the
-    /// puts of the last interval. [`Db::flush`] syncs on demand.
+    /// puts of the last interval. `Db::flush` syncs on demand.
     Buffered {
         /// How often buffered puts are synced.
         sync_interval: Duration,
@@ -209,23 +207,12 @@ impl Options {
         self
     }
 
-    /// Opens (or creates) the store at `path`.
-    ///
-    /// # Errors
-    /// [`Error::Locked`] if another handle has it open, [`Error::NotAStore`]
-    /// for a non-empty directory without a store, [`Error::InvalidArgument`]
-    /// for inconsistent options, and I/O or corruption errors.
-    pub fn open(self, path: impl AsRef<Path>) -> Result<Db> {
-        self.validate()?;
-        Db::open_with(path.as_ref(), self)
-    }
-
     /// The log size at which a chunk with a munk is rebuilt.
     pub(crate) fn munk_log_limit(&self) -> u64 {
         self.max_chunk_size.saturating_mul(2).max(self.max_log_size)
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.max_chunk_size < 4096 {
             return Err(Error::InvalidArgument(
                 "max_chunk_size must be at least 4096".into(),

@@ -342,6 +342,63 @@ impl Iterator for Scan {
     }
 }
 
+impl crate::db::Db {
+    /// Key-value pairs whose keys fall in `range`, in key order, as of one
+    /// point in time (the scan's snapshot). An empty or inverted range
+    /// yields nothing.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// for k in ["a", "b", "c"] { db.put(k, k)?; }
+    /// let keys: Vec<Vec<u8>> = db.scan("a".."c").map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
+        stats::add(&self.inner.counters.local().scans, 1);
+        let (lo, hi) = announced_range(&range);
+        let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
+        Scan::new(Arc::new(snap), &range)
+    }
+
+    /// Key-value pairs whose keys start with `prefix`, in key order.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("app1|a", "1")?;
+    /// db.put("app2|a", "2")?;
+    /// assert_eq!(db.prefix("app1|").count(), 1);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
+        stats::add(&self.inner.counters.local().scans, 1);
+        let p = prefix.as_ref();
+        let hi = prefix_end(p);
+        let snap = SnapshotGuard::new(self.inner.clone(), p, hi.as_deref());
+        Scan::prefix(Arc::new(snap), p)
+    }
+
+    /// A consistent read view of the store as of now. Cheap (one version,
+    /// one registry entry); it keeps the versions it needs from being
+    /// dropped until it is dropped, so do not hold one for hours
+    /// ([`Stats::active_snapshots`] shows how many are held).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.put("k", "new")?;
+    /// assert_eq!(snap.get("k")?.as_deref(), Some(&b"old"[..]));
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone(), &[], None)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::prefix_end;

@@ -16,16 +16,14 @@ use crate::error::{Error, Result};
 use crate::funk::log::LogConfig;
 use crate::funk::table::TableWriter;
 use crate::funk::OpenFiles;
-use crate::maintenance::Maintenance;
+use crate::maintenance::queue::Maintenance;
 use crate::manifest::Manifest;
 use crate::options::Options;
 use crate::recovery::RecoveryTable;
-use crate::scan::{Scan, Snapshot, SnapshotGuard};
 use crate::stats::{self, Counters, Stats};
 use crate::version::Versions;
 use crate::vfs::{Storage, StorageLock};
 use parking_lot::{Condvar, Mutex};
-use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -216,61 +214,6 @@ impl Db {
         self.inner.get_at(key.as_ref(), None)
     }
 
-    /// Key-value pairs whose keys fall in `range`, in key order, as of one
-    /// point in time (the scan's snapshot). An empty or inverted range
-    /// yields nothing.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = evendb::Db::open(dir.path())?;
-    /// for k in ["a", "b", "c"] { db.put(k, k)?; }
-    /// let keys: Vec<Vec<u8>> = db.scan("a".."c").map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
-    /// assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
-    /// # Ok::<(), evendb::Error>(())
-    /// ```
-    pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
-        stats::add(&self.inner.counters.local().scans, 1);
-        let (lo, hi) = crate::scan::announced_range(&range);
-        let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
-        Scan::new(Arc::new(snap), &range)
-    }
-
-    /// Key-value pairs whose keys start with `prefix`, in key order.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = evendb::Db::open(dir.path())?;
-    /// db.put("app1|a", "1")?;
-    /// db.put("app2|a", "2")?;
-    /// assert_eq!(db.prefix("app1|").count(), 1);
-    /// # Ok::<(), evendb::Error>(())
-    /// ```
-    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {
-        stats::add(&self.inner.counters.local().scans, 1);
-        let p = prefix.as_ref();
-        let hi = crate::scan::prefix_end(p);
-        let snap = SnapshotGuard::new(self.inner.clone(), p, hi.as_deref());
-        Scan::prefix(Arc::new(snap), p)
-    }
-
-    /// A consistent read view of the store as of now. Cheap (one version,
-    /// one registry entry); it keeps the versions it needs from being
-    /// dropped until it is dropped, so do not hold one for hours
-    /// ([`Stats::active_snapshots`] shows how many are held).
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = evendb::Db::open(dir.path())?;
-    /// db.put("k", "old")?;
-    /// let snap = db.snapshot();
-    /// db.put("k", "new")?;
-    /// assert_eq!(snap.get("k")?.as_deref(), Some(&b"old"[..]));
-    /// # Ok::<(), evendb::Error>(())
-    /// ```
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone(), &[], None)))
-    }
-
     /// Makes every put completed before the call durable.
     ///
     /// # Errors
@@ -279,22 +222,6 @@ impl Db {
     pub fn flush(&self) -> Result<()> {
         self.inner.refuse_if_read_only()?;
         self.inner.flush()
-    }
-
-    /// Rebuilds every chunk now: writes each chunk's data as a new table
-    /// (from its munk, or merging its table and logs), splitting and merging
-    /// chunks as their sizes ask. Normally this happens in the background as
-    /// logs fill; call it to reclaim space after mass deletes.
-    ///
-    /// # Errors
-    /// I/O and corruption errors; [`Error::ReadOnly`] through a read-only
-    /// open.
-    pub fn compact(&self) -> Result<()> {
-        self.inner.refuse_if_read_only()?;
-        for chunk in self.inner.index.load().chunks.iter() {
-            crate::maintenance::compact_chunk(&self.inner, chunk)?;
-        }
-        Ok(())
     }
 
     /// The store's counters, memory use and where gets were served.

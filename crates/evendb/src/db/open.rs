@@ -11,7 +11,7 @@ use crate::codec::{FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::funk::log::{LogConfig, LogSegment};
 use crate::funk::FunkFiles;
-use crate::maintenance::Maintenance;
+use crate::maintenance::queue::Maintenance;
 use crate::manifest::{ChunkRecord, Manifest, MANIFEST, MANIFEST_TMP};
 use crate::options::{Durability, Options};
 use crate::recovery::checkpoint::OpenedCheckpoints;
@@ -63,6 +63,19 @@ enum Unlisted {
     Delete(&'static str),
     /// Kept, but out of the way: a file that may hold data nobody lists.
     LostAndFound(String),
+}
+
+impl Options {
+    /// Opens (or creates) the store at `path`.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] if another handle has it open, [`Error::NotAStore`]
+    /// for a non-empty directory without a store, [`Error::InvalidArgument`]
+    /// for inconsistent options, and I/O or corruption errors.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Db> {
+        self.validate()?;
+        Db::open_with(path.as_ref(), self)
+    }
 }
 
 impl Db {

@@ -20,6 +20,7 @@
 mod files;
 mod merge;
 mod munks;
+pub(crate) mod queue;
 mod rebuild;
 mod room;
 mod split;
@@ -34,49 +35,8 @@ use crate::db::DbInner;
 use crate::entry::Entry;
 use crate::error::Result;
 use crate::stats;
-use parking_lot::{Condvar, Mutex};
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The queue of the maintenance threads.
-#[derive(Debug, Default)]
-pub(crate) struct Maintenance {
-    queue: Mutex<VecDeque<(Arc<Chunk>, u8)>>,
-    cv: Condvar,
-    shutdown: AtomicBool,
-}
-
-impl Maintenance {
-    pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
-        self.queue.lock().push_back((chunk, bits));
-        self.cv.notify_one();
-    }
-
-    /// Stops the threads after their current task.
-    pub fn shut_down(&self) {
-        let _q = self.queue.lock();
-        self.shutdown.store(true, Ordering::Release);
-        self.cv.notify_all();
-    }
-
-    /// The next task; `None` at shutdown, or after `idle` with nothing to do.
-    fn next(&self, idle: Duration) -> Option<Option<(Arc<Chunk>, u8)>> {
-        let mut q = self.queue.lock();
-        loop {
-            if self.shutdown.load(Ordering::Acquire) {
-                return None;
-            }
-            if let Some(t) = q.pop_front() {
-                return Some(Some(t));
-            }
-            if self.cv.wait_for(&mut q, idle).timed_out() {
-                return Some(None);
-            }
-        }
-    }
-}
 
 /// Loop of a maintenance thread.
 pub(crate) fn worker(inner: &Arc<DbInner>) {
@@ -251,6 +211,24 @@ pub(crate) fn gc_versions(versions: Vec<Entry>, oldest_needed: u64) -> Vec<Entry
 /// `table_bytes` of tables.
 fn count(inner: &DbInner, kind: stats::Rebuild, since: std::time::Instant, table_bytes: u64) {
     stats::rebuilt(inner.counters.local(), kind, since, table_bytes);
+}
+
+impl crate::db::Db {
+    /// Rebuilds every chunk now: writes each chunk's data as a new table
+    /// (from its munk, or merging its table and logs), splitting and merging
+    /// chunks as their sizes ask. Normally this happens in the background as
+    /// logs fill; call it to reclaim space after mass deletes.
+    ///
+    /// # Errors
+    /// I/O and corruption errors; [`Error::ReadOnly`] through a read-only
+    /// open.
+    pub fn compact(&self) -> Result<()> {
+        self.inner.refuse_if_read_only()?;
+        for chunk in self.inner.index.load().chunks.iter() {
+            compact_chunk(&self.inner, chunk)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
