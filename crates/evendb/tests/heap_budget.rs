@@ -31,6 +31,8 @@ fn held(n: usize) -> usize {
 // counters are plain atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout is passed to the system allocator
+        // unchanged, as `GlobalAlloc::alloc` requires.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             let now = LIVE.fetch_add(held(layout.size()), Ordering::Relaxed) + held(layout.size());
@@ -40,11 +42,15 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout` (every
+        // allocation of this allocator is).
         unsafe { System.dealloc(ptr, layout) };
         LIVE.fetch_sub(held(layout.size()), Ordering::Relaxed);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` was allocated by `System` with `layout`, and the
+        // caller guarantees `new_size` is valid for it.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             LIVE.fetch_sub(held(layout.size()), Ordering::Relaxed);

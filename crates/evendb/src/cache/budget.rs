@@ -188,6 +188,16 @@ impl MemoryBudget {
         self.released.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Moves the charge of one holder of `kind` from `*charged` to `now`
+    /// (growth that cannot be refused, or a release).
+    pub fn recharge(&self, kind: Kind, charged: &mut u64, now: u64) {
+        if now != *charged {
+            self.add(kind, now.saturating_sub(*charged));
+            self.release(kind, charged.saturating_sub(now));
+            *charged = now;
+        }
+    }
+
     /// Bytes released since the budget was made.
     pub fn released_total(&self) -> u64 {
         self.released.load(Ordering::Relaxed)

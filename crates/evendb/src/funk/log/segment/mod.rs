@@ -216,12 +216,11 @@ struct OpenPart {
 impl OpenPart {
     fn push(&mut self, budget: &MemoryBudget, fp: u32, offset: u64) {
         self.records.push((fp, offset));
-        let now = heap_size(self.records.capacity() * 16);
-        if now != self.charged {
-            budget.add(Kind::Filters, now.saturating_sub(self.charged));
-            budget.release(Kind::Filters, self.charged.saturating_sub(now));
-            self.charged = now;
-        }
+        budget.recharge(
+            Kind::Filters,
+            &mut self.charged,
+            heap_size(self.records.capacity() * 16),
+        );
     }
 
     /// Empties the list and returns its memory.
@@ -586,10 +585,9 @@ impl LogSegment {
     /// Charges (or returns) the change in the span's memory.
     fn recharge_span(&self, a: &mut AppendState) {
         let now = a.span.bytes();
-        let budget = &self.config.budget;
-        budget.add(Kind::Filters, now.saturating_sub(a.span_charged));
-        budget.release(Kind::Filters, a.span_charged.saturating_sub(now));
-        a.span_charged = now;
+        self.config
+            .budget
+            .recharge(Kind::Filters, &mut a.span_charged, now);
     }
 
     /// Records appended so far.
@@ -665,12 +663,9 @@ impl LogSegment {
     /// Charges the write buffer's capacity to the budget.
     fn recharge_buffer(&self, a: &mut AppendState) {
         let now = heap_size(a.buffer.capacity());
-        if now != a.buffer_charged {
-            let budget = &self.config.budget;
-            budget.add(Kind::WriteBuffers, now.saturating_sub(a.buffer_charged));
-            budget.release(Kind::WriteBuffers, a.buffer_charged.saturating_sub(now));
-            a.buffer_charged = now;
-        }
+        self.config
+            .budget
+            .recharge(Kind::WriteBuffers, &mut a.buffer_charged, now);
     }
 
     /// The largest counter of any record in the segment.
@@ -835,22 +830,32 @@ impl LogSegment {
         let upto = upto.min(self.len());
         let from = from.max(FIRST_RECORD).min(upto);
         let buf = self.read_bytes(from, upto)?;
-        let (mut records, pos) = decode_records(&buf, from, self.seed);
-        if pos != buf.len() {
+        let whole = buf.len();
+        let (image, end) = self.decode_image(buf, from);
+        if end != from + whole as u64 {
             return Err(Error::corruption(
                 &self.path,
-                from + pos as u64,
+                end,
                 "log record failed its checksum",
             ));
         }
-        // Offsets in the image are relative to its bytes.
+        Ok(image)
+    }
+
+    /// The whole, checked records at the start of `buf` (read from offset
+    /// `from`), as an image with offsets relative to its bytes, and the
+    /// offset where they end.
+    fn decode_image(&self, mut buf: Vec<u8>, from: u64) -> (SegmentImage, u64) {
+        let (mut records, pos) = decode_records(&buf, from, self.seed);
         for r in &mut records {
             r.offset -= from;
         }
-        Ok(SegmentImage {
+        buf.truncate(pos);
+        let image = SegmentImage {
             bytes: Arc::new(buf),
             records,
-        })
+        };
+        (image, from + pos as u64)
     }
 }
 

@@ -80,29 +80,19 @@ impl LogSegment {
         let mut want = INDEX_PIECE;
         loop {
             let end = from.saturating_add(want).min(upto);
-            let buf = self.read_bytes(from, end)?;
-            let (mut records, pos) = decode_records(&buf, from, self.seed);
-            if pos == 0 && end < upto && want < (1 << 30) {
+            let (image, stop) = self.decode_image(self.read_bytes(from, end)?, from);
+            if stop == from && end < upto && want < (1 << 30) {
                 want *= 2; // A record larger than the piece.
                 continue;
             }
-            if pos == 0 && from < upto {
+            if stop == from && from < upto {
                 return Err(Error::corruption(
                     &self.path,
                     from,
                     "log record failed its checksum",
                 ));
             }
-            for r in &mut records {
-                r.offset -= from;
-            }
-            let mut buf = buf;
-            buf.truncate(pos);
-            let image = SegmentImage {
-                bytes: Arc::new(buf),
-                records,
-            };
-            return Ok((image, from + pos as u64));
+            return Ok((image, stop));
         }
     }
 }
