@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod batch;
 mod cache;
 mod chunk;
 mod codec;
@@ -62,6 +63,7 @@ mod version;
 pub mod vfs;
 
 pub use admin::ChunkInfo;
+pub use batch::{WriteBatch, MAX_BATCH_SIZE};
 pub use db::Db;
 pub use entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 pub use error::{Error, Result};

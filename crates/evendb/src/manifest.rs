@@ -68,6 +68,9 @@ pub(crate) struct Manifest {
     pub cuts: Vec<(u64, u64)>,
     /// Files no longer referred to, not yet known deleted.
     pub obsolete: Vec<u64>,
+    /// Versions of `Sync` write batches a crash left unfinished: hidden
+    /// from every read (see `recovery::batches`). Sorted.
+    pub hidden: Vec<u64>,
 }
 
 impl Manifest {
@@ -96,6 +99,14 @@ impl Manifest {
         body.put_u32(self.obsolete.len() as u32);
         for &n in &self.obsolete {
             body.put_u64(n);
+        }
+        // Written only when there are some, so stores that never lost a
+        // batch keep the layout older releases read.
+        if !self.hidden.is_empty() {
+            body.put_u32(self.hidden.len() as u32);
+            for &v in &self.hidden {
+                body.put_u64(v);
+            }
         }
         let mut out = Vec::with_capacity(body.len() + 28);
         out.put_u64(MANIFEST_MAGIC);
@@ -181,6 +192,14 @@ impl Manifest {
                 return None;
             }
             let obsolete = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
+            let mut hidden = Vec::new();
+            if d.remaining() > 4 {
+                let n = d.u32()? as usize;
+                if n > d.remaining() / 8 {
+                    return None;
+                }
+                hidden = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
+            }
             (d.remaining() == 4).then_some(Manifest {
                 store,
                 generation,
@@ -190,6 +209,7 @@ impl Manifest {
                 chunks,
                 cuts,
                 obsolete,
+                hidden,
             })
         })();
         let m = parsed.ok_or_else(|| corrupt(16, "malformed manifest body"))?;
@@ -297,6 +317,7 @@ mod tests {
             ],
             cuts: vec![(2, (2 << 40) + 17)],
             obsolete: vec![2, 8],
+            hidden: Vec::new(),
         }
     }
 
@@ -304,6 +325,11 @@ mod tests {
     fn manifest_round_trips() {
         let m = sample();
         assert_eq!(Manifest::decode(&m.encode(), Path::new("M")).unwrap(), m);
+        // Hidden batch versions add a section only when there are some.
+        let mut h = sample();
+        h.hidden = vec![(3 << 40) + 5, (3 << 40) + 9];
+        assert_eq!(h.encode().len(), m.encode().len() + 4 + 16);
+        assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
     }
 
     #[test]

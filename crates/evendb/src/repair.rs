@@ -136,7 +136,7 @@ pub fn repair(src: impl AsRef<Path>, dest: impl AsRef<Path>) -> Result<RepairRep
     };
     match manifest {
         Some(m) => {
-            let cuts = RecoveryTable::from_cuts(m.cuts.clone());
+            let cuts = RecoveryTable::from_cuts(m.cuts.clone()).with_hidden(m.hidden.clone());
             for (i, c) in m.chunks.iter().enumerate() {
                 let end = m.chunks.get(i + 1).map(|n| n.min_key.as_slice());
                 let in_range = |k: &[u8]| k >= c.min_key.as_slice() && end.is_none_or(|e| k < e);

@@ -113,6 +113,12 @@ stats! {
         puts,
         /// Deletes completed.
         deletes,
+        /// Write batches committed (their puts and deletes are counted in
+        /// `puts` and `deletes` too).
+        batches,
+        /// Gets that found a batch in progress over their key and read from
+        /// a snapshot, waiting for it.
+        gets_behind_batch,
         /// Gets served (snapshot gets included).
         gets,
         /// Gets answered from a munk.

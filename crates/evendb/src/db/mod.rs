@@ -1,5 +1,6 @@
 //! The [`Db`] handle: open, put, get, delete, scan, snapshot, flush, stats.
 
+mod batch;
 mod durability;
 mod open;
 mod read;
@@ -70,6 +71,8 @@ pub(crate) struct DbInner {
     pub versions: Versions,
     /// Versions of crashed epochs that reads must skip (fixed at open).
     pub recovery: RecoveryTable,
+    /// Intents and commits of `Sync` write batches.
+    pub batch_log: crate::recovery::batches::BatchLog,
     /// The running epoch's checkpoints.
     pub checkpoints: crate::recovery::Checkpoints,
     pub index: Index,
@@ -179,6 +182,30 @@ impl Db {
     /// As [`Db::put`].
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         self.inner.write(key.as_ref(), None).map(|_| ())
+    }
+
+    /// Applies every put and delete of `batch` atomically: readers see all
+    /// of them or none, and after a crash the store holds all of them or
+    /// none. In `Sync` mode the batch is durable when this returns. The
+    /// batch is left as it was, to be cleared and reused.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// let mut batch = evendb::WriteBatch::new();
+    /// batch.put("order|17", "paid");
+    /// batch.put("user|3|orders|17", "");
+    /// db.write(&batch)?;
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (before any I/O) for a key or value over
+    /// its limit or a batch over [`MAX_BATCH_SIZE`](crate::MAX_BATCH_SIZE);
+    /// otherwise as [`Db::put`]. A failure part way through poisons the
+    /// store; the next open shows none of the batch.
+    pub fn write(&self, batch: impl std::borrow::Borrow<crate::WriteBatch>) -> Result<()> {
+        self.inner.write_batch(batch.borrow().ops())
     }
 
     /// [`Db::put`] (or, with `None`, [`Db::delete`]) returning the stamp the

@@ -49,6 +49,7 @@ fn is_store_file(name: &str) -> bool {
         || name == MANIFEST
         || name == MANIFEST_TMP
         || name == CHECKPOINT
+        || name == recovery::batches::BATCHES
         || name == LOST_FOUND
         || is_engine_file(name).is_some()
 }
@@ -173,6 +174,7 @@ impl Db {
                     }],
                     cuts: Vec::new(),
                     obsolete: Vec::new(),
+                    hidden: Vec::new(),
                 };
                 let opened = CheckpointFile::open(st, dir, store)?;
                 (m, opened)
@@ -188,6 +190,18 @@ impl Db {
                     manifest.epoch
                 );
                 manifest.cuts.push((manifest.epoch, keep));
+            }
+            // `Sync` batches the crash left unfinished are hidden for good.
+            let unfinished = recovery::batches::unfinished(st, dir, manifest.store)?;
+            if !unfinished.is_empty() {
+                log::info!(
+                    "{}: hiding {} write batch(es) a crash left unfinished",
+                    dir.display(),
+                    unfinished.len()
+                );
+                manifest.hidden.extend(unfinished);
+                manifest.hidden.sort_unstable();
+                manifest.hidden.dedup();
             }
         }
         // A new epoch: every version written from now on is larger than any
@@ -209,6 +223,13 @@ impl Db {
             manifest.obsolete.clear();
             manifest.store(st, dir)?;
             crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
+            // The manifest now holds what the batch log told: empty it for
+            // this epoch (a crash before this redoes the same, harmlessly).
+            let batches = dir.join(recovery::batches::BATCHES);
+            if st.exists(&batches).map_err(|e| Error::io(&batches, e))? {
+                st.remove(&batches).map_err(|e| Error::io(&batches, e))?;
+                st.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+            }
             crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
             manifest.epoch
         };
@@ -222,7 +243,8 @@ impl Db {
         let checkpoints = opened.file;
         let invalid_slots = opened.invalid;
         let carried = opened.logs;
-        let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
+        let recovery_table =
+            RecoveryTable::from_cuts(manifest.cuts.clone()).with_hidden(manifest.hidden.clone());
 
         let chunks: Vec<Arc<Chunk>> = manifest
             .chunks
@@ -240,6 +262,7 @@ impl Db {
             versions: Versions::new(epoch),
             recovery: recovery_table,
             checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch, carried),
+            batch_log: crate::recovery::batches::BatchLog::new(dir, manifest.store),
             index: Index::new(chunks),
             published: Mutex::new(Published { manifest }),
             counters: Counters::default(),

@@ -50,6 +50,18 @@ impl DbInner {
 
     /// The value of `key` at `version` (`None`: the latest).
     pub(crate) fn get_at(&self, key: &[u8], version: Option<u64>) -> Result<Option<Vec<u8>>> {
+        if version.is_none() && self.versions.batch_may_write(key) {
+            // A batch in progress may have written this key but not yet
+            // others: read from a snapshot, which waits for the batch, so
+            // no get sees part of one (see `db/batch.rs`).
+            let mut end = key.to_vec();
+            end.push(0);
+            let s = self.versions.acquire_snapshot(key, Some(&end));
+            let got = self.with_chunk(key, |chunk| self.get_in(chunk, key, Some(s)));
+            self.versions.release(s);
+            stats::add(&self.counters.local().gets_behind_batch, 1);
+            return got;
+        }
         self.with_chunk(key, |chunk| self.get_in(chunk, key, version))
     }
 

@@ -26,7 +26,30 @@ use crate::munk::{Munk, Refusal, Version};
 use crate::options::Durability;
 use crate::stats;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
+
+/// Where [`DbInner::apply`] put one key's record.
+pub(crate) struct Applied {
+    pub chunk: Arc<Chunk>,
+    pub funk: Arc<Funk>,
+    pub munk: Option<Arc<Munk>>,
+    /// The log segment's end after the record (what `Sync` mode syncs to).
+    pub end: u64,
+    pub version: u64,
+    pub counter: u64,
+}
+
+/// [`Error::InvalidArgument`] for a key over [`MAX_KEY_SIZE`].
+pub(crate) fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_SIZE {
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the limit of {MAX_KEY_SIZE}",
+            key.len()
+        )));
+    }
+    Ok(())
+}
 
 impl DbInner {
     /// [`Error::ReadOnly`] for a write through a read-only open.
@@ -39,14 +62,49 @@ impl DbInner {
 
     /// Returns the put's stamp: its version and its chunk counter.
     pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<(u64, u64)> {
-        if key.len() > MAX_KEY_SIZE {
-            return Err(Error::InvalidArgument(format!(
-                "key of {} bytes exceeds the limit of {MAX_KEY_SIZE}",
-                key.len()
-            )));
-        }
+        check_key(key)?;
         self.refuse_if_read_only()?;
         self.check_poison()?;
+        let applied = self.apply(key, value, None)?;
+        if self.opts.durability == Durability::Sync {
+            self.sync_applied(&applied.funk, applied.end)?;
+        }
+        self.after_apply(&applied);
+        Ok((applied.version, applied.counter))
+    }
+
+    /// Makes the log of an applied write durable up to `end` (`Sync` mode).
+    pub(crate) fn sync_applied(&self, funk: &Funk, end: u64) -> Result<()> {
+        let c = self.counters.local();
+        let since = Instant::now();
+        match funk.active.sync_to(end) {
+            Ok(true) => stats::add(&c.log_syncs, 1),
+            Ok(false) => {}
+            Err(e) => return self.poison(e),
+        }
+        stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
+        Ok(())
+    }
+
+    /// Queues the maintenance an applied write made its chunk need. The
+    /// write is applied (and, in `Sync` mode, durable): a failure here
+    /// poisons the store for later writes but does not fail this one.
+    pub(crate) fn after_apply(&self, applied: &Applied) {
+        if let Err(e) = self.after_put(&applied.chunk, &applied.funk, applied.munk.as_deref()) {
+            log::error!("maintenance after a put to {}: {e}", self.dir.display());
+            let _ = self.poison::<()>(e);
+        }
+    }
+
+    /// Steps 2–6 of the write path for one key: the record is in its log
+    /// and visible. With `batch`, the record takes that version (the batch
+    /// holds the announcement); else the write announces itself.
+    pub(crate) fn apply(
+        &self,
+        key: &[u8],
+        value: Option<&[u8]>,
+        batch: Option<u64>,
+    ) -> Result<Applied> {
         let value_len = value.map_or(0, <[u8]>::len);
         loop {
             let chunk = self.chunk_for(key)?;
@@ -105,20 +163,26 @@ impl DbInner {
                     }
                 },
             };
-            let ticket = self.versions.begin_put(key);
+            let ticket = match batch {
+                None => Some(self.versions.begin_put(key)),
+                Some(_) => None,
+            };
+            let version = batch
+                .or(ticket.as_ref().map(|t| t.version))
+                .unwrap_or_default();
             // Without a munk the record must be readable from disk at once.
             let write_through = munk.is_none();
             let appended =
                 match funk
                     .active
-                    .append(key, value, ticket.version, &chunk.counter, write_through)
+                    .append(key, value, version, &chunk.counter, write_through)
                 {
                     Ok(a) => a,
                     Err(e) => return self.poison(e),
                 };
             match (&munk, reservation) {
                 (Some(m), Some(r)) => {
-                    let node = Version::new(value, ticket.version, appended.ptr.counter);
+                    let node = Version::new(value, version, appended.ptr.counter);
                     m.insert(r, key, node, self.versions.watermark());
                 }
                 _ => {
@@ -140,23 +204,14 @@ impl DbInner {
             stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
             stats::add(&c.user_bytes_written, (key.len() + value_len) as u64);
             stats::add(&c.log_bytes_written, appended.ptr.record_len());
-            if self.opts.durability == Durability::Sync {
-                let since = Instant::now();
-                match funk.active.sync_to(appended.end) {
-                    Ok(true) => stats::add(&c.log_syncs, 1),
-                    Ok(false) => {}
-                    Err(e) => return self.poison(e),
-                }
-                stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
-            }
-            // The put is applied (and, in `Sync` mode, durable): a failure
-            // of the maintenance it triggers poisons the store for later
-            // writes but does not make this put report a failure.
-            if let Err(e) = self.after_put(&chunk, &funk, munk.as_deref()) {
-                log::error!("maintenance after a put to {}: {e}", self.dir.display());
-                let _ = self.poison::<()>(e);
-            }
-            return Ok((appended.ptr.version, appended.ptr.counter));
+            return Ok(Applied {
+                chunk,
+                funk,
+                munk,
+                end: appended.end,
+                version: appended.ptr.version,
+                counter: appended.ptr.counter,
+            });
         }
     }
 

@@ -57,6 +57,8 @@ pub(crate) struct Versions {
     /// first of them was taken.
     snapshots: Mutex<BTreeMap<u64, (usize, Instant)>>,
     watermark: AtomicU64,
+    /// Write batches in progress (gets look for them only when nonzero).
+    batches: AtomicU64,
 }
 
 /// What [`Versions::snapshot_ages`] reports.
@@ -66,6 +68,21 @@ pub(crate) struct HeldSnapshots {
     pub long_lived: usize,
     /// The oldest snapshot's age and its lag behind the global version.
     pub oldest: Option<(Duration, u64)>,
+}
+
+/// Held by a write batch from announcing its key range until all its
+/// entries are visible.
+pub(crate) struct BatchTicket<'a> {
+    pub version: u64,
+    announced: Option<Announced>,
+    batches: &'a AtomicU64,
+}
+
+impl Drop for BatchTicket<'_> {
+    fn drop(&mut self) {
+        drop(self.announced.take());
+        self.batches.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Held by a put from announcing its key until its entry is visible.
@@ -81,6 +98,7 @@ impl Versions {
             pending: PendingOps::new(),
             snapshots: Mutex::new(BTreeMap::new()),
             watermark: AtomicU64::new(first_version(epoch)),
+            batches: AtomicU64::new(0),
         }
     }
 
@@ -109,6 +127,33 @@ impl Versions {
             version,
             _announced: announced,
         }
+    }
+
+    /// Starts a write batch whose keys lie in `lo..=hi`: announces the
+    /// range, then takes a version no other write or snapshot has. GV
+    /// moves by two, so puts that read it before share the old value, puts
+    /// after read the new one, and the value between is the batch's alone
+    /// (recovery can hide one batch by its version).
+    pub fn begin_batch(&self, lo: &[u8], hi: &[u8]) -> BatchTicket<'_> {
+        self.batches.fetch_add(1, Ordering::SeqCst);
+        let announced = self.pending.announce(Op::Batch {
+            lo: lo.to_vec(),
+            hi: hi.to_vec(),
+            version: None,
+        });
+        let version = self.gv.fetch_add(2, Ordering::SeqCst) + 1;
+        announced.set_version(version);
+        BatchTicket {
+            version,
+            announced: Some(announced),
+            batches: &self.batches,
+        }
+    }
+
+    /// True if a write batch in progress may write `key`: a get of it then
+    /// reads from a snapshot, which waits for the batch.
+    pub fn batch_may_write(&self, key: &[u8]) -> bool {
+        self.batches.load(Ordering::SeqCst) > 0 && self.pending.batch_covers(key)
     }
 
     /// Takes and registers a snapshot version for reads of `[lo, hi)`;

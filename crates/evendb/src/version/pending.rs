@@ -40,6 +40,12 @@ pub(crate) enum Op {
     Idle,
     /// A put of `key`; `version` is `None` until it has read GV.
     Put { key: Vec<u8>, version: Option<u64> },
+    /// A write batch: every key it writes lies in `lo..=hi`.
+    Batch {
+        lo: Vec<u8>,
+        hi: Vec<u8>,
+        version: Option<u64>,
+    },
     /// A scan of `[lo, hi)` (`hi = None`: unbounded); `version` is `None`
     /// until it has incremented GV.
     Scan {
@@ -114,7 +120,9 @@ impl Announced {
     pub fn set_version(&self, version: u64) {
         let mut op = self.slot.op.lock();
         match &mut *op {
-            Op::Put { version: v, .. } | Op::Scan { version: v, .. } => *v = Some(version),
+            Op::Put { version: v, .. }
+            | Op::Batch { version: v, .. }
+            | Op::Scan { version: v, .. } => *v = Some(version),
             Op::Idle => {}
         }
     }
@@ -189,6 +197,15 @@ impl PendingOps {
                             key.as_slice() >= lo && hi.is_none_or(|h| key.as_slice() < h);
                         in_range && v.is_none_or(|v| v <= version)
                     }
+                    Op::Batch {
+                        lo: b_lo,
+                        hi: b_hi,
+                        version: v,
+                    } => {
+                        let overlaps =
+                            b_hi.as_slice() >= lo && hi.is_none_or(|h| b_lo.as_slice() < h);
+                        overlaps && v.is_none_or(|v| v <= version)
+                    }
                     _ => false,
                 };
                 if !blocking {
@@ -204,6 +221,15 @@ impl PendingOps {
 
     /// The smallest version announced by a scan in progress, waiting for
     /// scans that announced themselves but have no version yet.
+    /// True if a batch in progress may write `key`.
+    pub fn batch_covers(&self, key: &[u8]) -> bool {
+        let slots: Vec<Arc<Slot>> = self.slots.read().clone();
+        slots.iter().any(|slot| {
+            matches!(&*slot.op.lock(), Op::Batch { lo, hi, .. }
+                if lo.as_slice() <= key && key <= hi.as_slice())
+        })
+    }
+
     pub fn oldest_scan(&self) -> Option<u64> {
         let slots: Vec<Arc<Slot>> = self.slots.read().clone();
         let mut oldest: Option<u64> = None;
