@@ -1,5 +1,5 @@
 //! A crash at each named fail point of split, merge, funk rebalance,
-//! checkpoint and recovery: the step fails there, the machine loses power
+//! write batches (in `Sync` mode), checkpoint and recovery: the step fails there, the machine loses power
 //! (each file keeping a random part of what was not synced), and the store
 //! must recover a prefix of the writes at or after the last checkpoint.
 //! Every fail point must be reached.
@@ -32,6 +32,9 @@ const POINTS: &[&str] = &[
     "merge.after_table",
     "merge.after_publish",
     "merge.before_cleanup",
+    "batch.after_intent",
+    "batch.after_first_record",
+    "batch.before_commit",
     "checkpoint.after_snapshot",
     "checkpoint.before_record",
     "checkpoint.after_record",
@@ -49,16 +52,26 @@ struct Trap {
     point: &'static str,
     armed: Arc<AtomicBool>,
     fired: Arc<AtomicBool>,
+    /// Passes through the point to let go by before it fires.
+    skip: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Trap {
+    /// The batch points run in `Sync` mode with batches in the workload.
+    fn batches(&self) -> bool {
+        self.point.starts_with("batch.")
+    }
+
     fn options(&self) -> Options {
         let t = self.clone();
         // Runs and adopted logs are kept only while log filters take under
         // a third of the budget: give their points room for a few.
         // Their logs need a few band sections too: longer logs and chunks.
         let adopting = self.point.starts_with("run.") || self.point.starts_with("adopt");
-        let options = if adopting {
+        let options = if self.batches() {
+            // `Sync` mode: the batch log's intents and commits are written.
+            common::crash_options(&self.fs, true, 64 << 10)
+        } else if adopting {
             common::crash_options(&self.fs, false, 128 << 10)
                 .max_log_size(8 << 10)
                 .max_chunk_size(32 << 10)
@@ -73,6 +86,9 @@ impl Trap {
         options.fail_points(move |name| {
             if name == t.point
                 && t.armed.load(Ordering::SeqCst)
+                && t.skip
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_err()
                 && !t.fired.swap(true, Ordering::SeqCst)
             {
                 t.fs.set_fault(Some(Fault::CrashAt(1)));
@@ -113,6 +129,17 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             continue;
         }
         let roll = rng.u8(0..100);
+        if trap.batches() && roll < 30 {
+            let mut batch = evendb::WriteBatch::new();
+            for _ in 0..rng.usize(2..10) {
+                let key = format!("{:02}|{:05}", rng.u8(0..12), rng.u32(0..500));
+                batch.put(key, vec![i as u8; rng.usize(8..100)]);
+            }
+            if !p.write_batch(db, &batch, true) {
+                return;
+            }
+            continue;
+        }
         // More of them for the points of adoption and runs.
         // The first ones all time-ordered, a sequential load: the chunks
         // of a load adopt their logs and split sharing them.
@@ -173,6 +200,16 @@ fn crash_at(point: &'static str, rng: &mut fastrand::Rng, ops: u32) -> Option<(T
         point,
         armed: Arc::new(AtomicBool::new(false)),
         fired: Arc::new(AtomicBool::new(false)),
+        // Batches come every few writes: let a random number of them
+        // commit first, so the crash has acknowledged ones to lose.
+        skip: Arc::new(
+            (if point.starts_with("batch.") {
+                rng.u64(5..80)
+            } else {
+                0
+            })
+            .into(),
+        ),
     };
     let fs = &trap.fs;
     let db = trap.options().open(common::dir()).expect("open");
@@ -222,7 +259,7 @@ fn a_crash_at_every_fail_point_recovers_a_prefix() {
             .open(common::dir())
             .unwrap_or_else(|e| panic!("{ctx}: reopen: {e}"));
         let got: Model = common::all(&db).into_iter().collect();
-        check(&got, &p, false, &ctx);
+        check(&got, &p, trap.batches(), &ctx);
         let report = db.verify_integrity().expect("verify");
         assert!(report.is_ok(), "{ctx}: {report:?}");
         eprintln!(

@@ -99,7 +99,24 @@ fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
                     model.insert(k, v);
                 }
             }
-            5..=39 => {
+            5..=9 => {
+                // A batch: puts and deletes, a key maybe twice (the later
+                // operation wins).
+                let mut b = evendb::WriteBatch::new();
+                for _ in 0..rng.usize(1..10) {
+                    let k = key(&mut rng);
+                    if rng.u8(0..4) == 0 {
+                        b.delete(&k);
+                        model.remove(&k);
+                    } else {
+                        let v = value(&mut rng);
+                        b.put(&k, &v);
+                        model.insert(k, v);
+                    }
+                }
+                db.write(&b).unwrap();
+            }
+            10..=39 => {
                 let (k, v) = (key(&mut rng), value(&mut rng));
                 db.put(&k, &v).unwrap();
                 model.insert(k, v);
@@ -200,10 +217,11 @@ fn random_sequences_match_a_btreemap() {
         t.munk_rebalances += s.munk_rebalances;
         t.log_adoptions += s.log_adoptions;
         t.log_runs += s.log_runs;
+        t.batches += s.batches;
     }
     eprintln!(
         "{n} sequences x 400 ops: {} splits, {} merges, {} funk rebalances, {} munk loads, \
-         {} munk evictions, {} munk rebalances, {} adopted logs, {} runs",
+         {} munk evictions, {} munk rebalances, {} adopted logs, {} runs, {} batches",
         t.splits,
         t.merges,
         t.rebalances,
@@ -211,7 +229,8 @@ fn random_sequences_match_a_btreemap() {
         t.munk_evictions,
         t.munk_rebalances,
         t.log_adoptions,
-        t.log_runs
+        t.log_runs,
+        t.batches
     );
     assert!(
         t.splits > 0 && t.merges > 0 && t.rebalances > 0,
@@ -225,6 +244,7 @@ fn random_sequences_match_a_btreemap() {
         t.log_adoptions > 0 && t.log_runs > 0,
         "the op mix must adopt logs and write runs"
     );
+    assert!(t.batches > 0, "the op mix must write batches");
 }
 
 /// The model test with several threads on one store: each thread owns the

@@ -81,7 +81,20 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
         fs.set_fault(Some(Fault::CrashAt(rng.u64(1..600))));
         for i in 0..rng.u32(50..400) {
             let roll = rng.u8(0..100);
-            if roll < 80 {
+            if roll < 8 {
+                // A batch over several apps: all of it or none survives.
+                let mut batch = evendb::WriteBatch::new();
+                for _ in 0..rng.usize(2..12) {
+                    let key = format!("{:02}|{:05}", rng.u8(0..24), rng.u32(0..400));
+                    match rng.u8(0..8) {
+                        0 => batch.delete(key),
+                        _ => batch.put(key, vec![i as u8 ^ 0x5A; rng.usize(1..120)]),
+                    }
+                }
+                if !pending.write_batch(&db, &batch, sync) {
+                    break;
+                }
+            } else if roll < 80 {
                 // Keys of 24 "apps", spread over many chunks.
                 let key = format!("{:02}|{:05}", rng.u8(0..24), rng.u32(0..400)).into_bytes();
                 let value = (roll >= 10).then(|| vec![i as u8; rng.usize(1..120)]);
@@ -178,6 +191,30 @@ fn concurrent_writers_and_background_work_recover_a_prefix() {
                             v.resize(r.usize(8..90), b'.');
                             v
                         });
+                        if t == 0 && i % 4 == 0 {
+                            // A batch: its writes share one version, so
+                            // the prefix check allows no cut inside it.
+                            let mut batch = evendb::WriteBatch::new();
+                            for _ in 0..r.usize(2..8) {
+                                let k = format!("{:02}|{:04}", r.u8(0..16), r.u32(0..200));
+                                batch.put(k, format!("b{cycle}-{i}"));
+                            }
+                            match db.write_stamped_batch(&batch) {
+                                Ok(version) => {
+                                    let mut acked = acked.lock().unwrap();
+                                    for (n, (k, v)) in batch.iter().enumerate() {
+                                        let w = Write {
+                                            key: k.to_vec(),
+                                            value: v.map(<[u8]>::to_vec),
+                                            version,
+                                        };
+                                        acked.push((w, n as u64));
+                                    }
+                                    continue;
+                                }
+                                Err(_) => return,
+                            }
+                        }
                         match db.write_stamped(&key, value.as_deref()) {
                             Ok((version, counter)) => {
                                 let w = Write {
@@ -220,7 +257,7 @@ fn concurrent_writers_and_background_work_recover_a_prefix() {
                 .take_while(|(w, _)| floor.is_some_and(|f| w.version <= f))
                 .count(),
             writes: writes.into_iter().map(|(w, _)| w).collect(),
-            failed: None,
+            failed: Vec::new(),
         };
         let db = opts()
             .open(common::dir())

@@ -29,7 +29,8 @@ use crate::stats;
 use std::sync::Arc;
 
 impl DbInner {
-    pub(crate) fn write_batch(&self, ops: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<()> {
+    /// Returns the batch's version (0 for an empty batch).
+    pub(crate) fn write_batch(&self, ops: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<u64> {
         let mut bytes = 0usize;
         for (key, value) in ops {
             super::write::check_key(key)?;
@@ -59,7 +60,7 @@ impl DbInner {
             same
         });
         let (Some(&first), Some(&last)) = (order.first(), order.last()) else {
-            return Ok(());
+            return Ok(0);
         };
         let sync = self.opts.durability == Durability::Sync;
         let ticket = self.versions.begin_batch(&ops[first].0, &ops[last].0);
@@ -114,6 +115,6 @@ impl DbInner {
         for t in touched {
             self.after_apply(t);
         }
-        Ok(())
+        Ok(version)
     }
 }

@@ -205,7 +205,18 @@ impl Db {
     /// otherwise as [`Db::put`]. A failure part way through poisons the
     /// store; the next open shows none of the batch.
     pub fn write(&self, batch: impl std::borrow::Borrow<crate::WriteBatch>) -> Result<()> {
-        self.inner.write_batch(batch.borrow().ops())
+        self.inner.write_batch(batch.borrow().ops()).map(|_| ())
+    }
+
+    /// [`Db::write`] returning the version every record of the batch got
+    /// (0 for an empty batch). For tests that check results against the
+    /// commit order.
+    ///
+    /// # Errors
+    /// As [`Db::write`].
+    #[cfg(feature = "test-hooks")]
+    pub fn write_stamped_batch(&self, batch: &crate::WriteBatch) -> Result<u64> {
+        self.inner.write_batch(batch.ops())
     }
 
     /// [`Db::put`] (or, with `None`, [`Db::delete`]) returning the stamp the

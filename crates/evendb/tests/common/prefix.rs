@@ -30,8 +30,9 @@ pub struct Pending {
     /// Writes acknowledged durable: before the last successful flush
     /// (`Buffered`), or every acknowledged write (`Sync`).
     pub durable: usize,
-    /// A write that failed (it may or may not have landed in `Sync` mode).
-    pub failed: Option<Write>,
+    /// The first write or batch that failed (in `Sync` mode it may have
+    /// landed, whole).
+    pub failed: Vec<Write>,
 }
 
 impl Pending {
@@ -60,12 +61,40 @@ impl Pending {
                 true
             }
             Err(_) => {
-                if self.failed.is_none() {
-                    self.failed = Some(Write {
+                if self.failed.is_empty() {
+                    self.failed = vec![Write {
                         key,
                         value,
                         version: u64::MAX,
-                    });
+                    }];
+                }
+                false
+            }
+        }
+    }
+
+    /// Writes `batch` through `db` and records its operations as writes
+    /// of one version (so no cut falls inside it), or, if it is the first
+    /// to fail, as the failed writes. Returns whether it was acknowledged.
+    pub fn write_batch(&mut self, db: &Db, batch: &evendb::WriteBatch, sync: bool) -> bool {
+        let result = db.write_stamped_batch(batch);
+        let version = *result.as_ref().unwrap_or(&u64::MAX);
+        let ops = batch.iter().map(|(k, v)| Write {
+            key: k.to_vec(),
+            value: v.map(<[u8]>::to_vec),
+            version,
+        });
+        match result {
+            Ok(_) => {
+                self.writes.extend(ops);
+                if sync {
+                    self.durable = self.writes.len();
+                }
+                true
+            }
+            Err(_) => {
+                if self.failed.is_empty() {
+                    self.failed = ops.collect();
                 }
                 false
             }
@@ -83,13 +112,15 @@ pub fn check(got: &Model, p: &Pending, sync: bool, ctx: &str) -> bool {
             apply(&mut state, w);
         }
         let mut allowed = vec![state.clone()];
-        if let Some(f) = &p.failed {
-            apply(&mut state, f);
+        if !p.failed.is_empty() {
+            for f in &p.failed {
+                apply(&mut state, f);
+            }
             allowed.push(state);
         }
         assert!(
             allowed.iter().any(|a| a == got),
-            "{ctx}: recovered state is not every acknowledged write (plus maybe the failed one)"
+            "{ctx}: recovered state is not every acknowledged write (plus maybe the whole failed write or batch)"
         );
         return false;
     }
