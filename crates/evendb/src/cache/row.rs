@@ -115,6 +115,10 @@ const SHARDS: usize = 16;
 struct Entry {
     value: Option<Arc<[u8]>>,
     tag: Tag,
+    /// The `(version, counter)` of the write the value came from: a
+    /// refresh by an older write (two puts racing to the cache after
+    /// their appends) leaves a newer value in place.
+    stamp: (u64, u64),
 }
 
 /// Bytes charged for an entry: its slot, and the key's and the value's
@@ -276,6 +280,7 @@ impl RowCache {
         &self,
         key: &[u8],
         value: Option<Arc<[u8]>>,
+        stamp: (u64, u64),
         tag: Tag,
         still_current: impl FnOnce() -> bool,
     ) {
@@ -313,7 +318,9 @@ impl RowCache {
             return;
         }
         if let Some(head) = shard.tables.front_mut() {
-            let old = head.map.insert(RowKey::new(key), Entry { value, tag });
+            let old = head
+                .map
+                .insert(RowKey::new(key), Entry { value, tag, stamp });
             head.bytes += n;
             if let Some(old) = old {
                 let freed = charge(key, old.value.as_deref());
@@ -338,7 +345,7 @@ impl RowCache {
 
     /// Refreshes `key` wherever the cache holds it (a put or delete to a
     /// munk-less chunk); never adds it.
-    pub fn update_if_present(&self, key: &[u8], value: Option<&[u8]>, tag: Tag) {
+    pub fn update_if_present(&self, key: &[u8], value: Option<&[u8]>, stamp: (u64, u64), tag: Tag) {
         if !self.enabled() {
             return;
         }
@@ -348,6 +355,9 @@ impl RowCache {
             let Some(e) = t.map.get_mut(key) else {
                 continue;
             };
+            if e.stamp > stamp {
+                continue;
+            }
             let old = charge(key, e.value.as_deref());
             let new = charge(key, value);
             if new > old && !self.budget.try_reserve(Kind::RowCache, new - old, 0) {
@@ -362,6 +372,7 @@ impl RowCache {
             t.bytes = t.bytes - old + new;
             e.value = value.map(|v| shared.get_or_insert_with(|| Arc::from(v)).clone());
             e.tag = tag;
+            e.stamp = stamp;
         }
     }
 
@@ -454,11 +465,11 @@ mod tests {
             .map(|&n| (0..n).map(|i| (i % 7) as u8).collect())
             .collect();
         for k in &keys {
-            c.insert(k, v("old"), TAG, || true);
+            c.insert(k, v("old"), (0, 0), TAG, || true);
         }
         for k in &keys {
             assert_eq!(c.get(k, TAG), Some(v("old")), "{}", k.len());
-            c.update_if_present(k, Some(b"new"), TAG);
+            c.update_if_present(k, Some(b"new"), (0, 0), TAG);
             assert_eq!(c.get(k, TAG), Some(v("new")), "{}", k.len());
         }
         // A key that is a prefix of a cached one, padded with zeros, is
@@ -477,7 +488,7 @@ mod tests {
     fn heat_counts_recent_hits_and_shrinking_drops_the_oldest_table() {
         let (c, budget) = cache(3 * SHARDS as u64 * 4096);
         assert_eq!(c.heat(), 0);
-        c.insert(b"old", v("1"), TAG, || true);
+        c.insert(b"old", v("1"), (0, 0), TAG, || true);
         for _ in 0..8 {
             assert!(c.get(b"old", TAG).is_some());
         }
@@ -493,7 +504,7 @@ mod tests {
         // Fill the shards until "old" sits in an older table than the head.
         let mut i = 0u32;
         while c.shards.iter().any(|s| s.read().tables.len() < 2) {
-            c.insert(&i.to_be_bytes(), v("x"), TAG, || true);
+            c.insert(&i.to_be_bytes(), v("x"), (0, 0), TAG, || true);
             i += 1;
         }
         let before = c.bytes();
@@ -511,7 +522,7 @@ mod tests {
     #[test]
     fn a_get_after_insert_hits_and_a_wrong_tag_misses() {
         let (c, _) = cache(1 << 20);
-        c.insert(b"k", v("1"), TAG, || true);
+        c.insert(b"k", v("1"), (0, 0), TAG, || true);
         assert_eq!(c.get(b"k", TAG), Some(v("1")));
         let other = Tag {
             chunk_id: 1,
@@ -524,27 +535,34 @@ mod tests {
     #[test]
     fn an_insert_whose_read_is_stale_is_dropped() {
         let (c, _) = cache(1 << 20);
-        c.insert(b"k", v("old"), TAG, || false);
+        c.insert(b"k", v("old"), (0, 0), TAG, || false);
         assert_eq!(c.get(b"k", TAG), None);
     }
 
     #[test]
     fn puts_refresh_cached_keys_but_never_add_new_ones() {
         let (c, _) = cache(1 << 20);
-        c.insert(b"k", v("1"), TAG, || true);
-        c.update_if_present(b"k", Some(b"2"), TAG);
-        c.update_if_present(b"other", Some(b"x"), TAG);
+        c.insert(b"k", v("1"), (0, 0), TAG, || true);
+        c.update_if_present(b"k", Some(b"2"), (0, 0), TAG);
+        c.update_if_present(b"other", Some(b"x"), (0, 0), TAG);
         assert_eq!(c.get(b"k", TAG), Some(v("2")));
         assert_eq!(c.get(b"other", TAG), None);
-        c.update_if_present(b"k", None, TAG);
+        c.update_if_present(b"k", None, (0, 0), TAG);
         assert_eq!(c.get(b"k", TAG), Some(None), "cached as deleted");
+        // A refresh by an older write (it reached the cache after a newer
+        // one) leaves the newer value.
+        c.update_if_present(b"k", Some(b"new"), (9, 2), TAG);
+        c.update_if_present(b"k", Some(b"stale"), (9, 1), TAG);
+        assert_eq!(c.get(b"k", TAG), Some(v("new")));
+        c.update_if_present(b"k", Some(b"newer"), (10, 0), TAG);
+        assert_eq!(c.get(b"k", TAG), Some(v("newer")));
     }
 
     #[test]
     fn the_tail_table_is_dropped_when_the_head_fills() {
         let (c, b) = cache(64 << 10);
         for i in 0..5000u32 {
-            c.insert(&i.to_le_bytes(), v("value"), TAG, || true);
+            c.insert(&i.to_le_bytes(), v("value"), (0, 0), TAG, || true);
             assert!(c.bytes() <= 64 << 10);
         }
         assert!(c.get(&0u32.to_le_bytes(), TAG).is_none(), "old keys go");
@@ -558,7 +576,7 @@ mod tests {
     #[test]
     fn a_value_in_an_older_table_is_shared_not_copied() {
         let (c, _) = cache(16 * 3 * 2000);
-        c.insert(b"k", v("shared"), TAG, || true);
+        c.insert(b"k", v("shared"), (0, 0), TAG, || true);
         let first = c.get(b"k", TAG).flatten();
         // Fill the head of k's shard so k ends up in an older table.
         let mut i = 0u32;
@@ -569,10 +587,10 @@ mod tests {
             .front()
             .is_some_and(|t| t.map.contains_key(&b"k"[..]))
         {
-            c.insert(&i.to_le_bytes(), v("x"), TAG, || true);
+            c.insert(&i.to_le_bytes(), v("x"), (0, 0), TAG, || true);
             i += 1;
         }
-        c.insert(b"k", v("shared"), TAG, || true);
+        c.insert(b"k", v("shared"), (0, 0), TAG, || true);
         let again = c.get(b"k", TAG).flatten();
         assert!(matches!((first, again), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
     }
@@ -581,13 +599,13 @@ mod tests {
     fn budget_charges_balance_to_zero_after_clear_and_drop() {
         let (c, b) = cache(1 << 20);
         for i in 0..100u32 {
-            c.insert(&i.to_le_bytes(), v("value"), TAG, || true);
-            c.update_if_present(&i.to_le_bytes(), Some(b"a longer value"), TAG);
+            c.insert(&i.to_le_bytes(), v("value"), (0, 0), TAG, || true);
+            c.update_if_present(&i.to_le_bytes(), Some(b"a longer value"), (0, 0), TAG);
         }
         assert!(b.view().row_cache > 0);
         c.clear();
         assert_eq!(b.view().row_cache, 0);
-        c.insert(b"k", v("1"), TAG, || true);
+        c.insert(b"k", v("1"), (0, 0), TAG, || true);
         drop(c);
         assert_eq!(b.view().row_cache, 0);
     }
@@ -595,7 +613,7 @@ mod tests {
     #[test]
     fn a_disabled_cache_holds_nothing() {
         let (c, b) = cache(0);
-        c.insert(b"k", v("1"), TAG, || true);
+        c.insert(b"k", v("1"), (0, 0), TAG, || true);
         assert_eq!(c.get(b"k", TAG), None);
         assert_eq!(b.used(), 0);
     }
@@ -603,7 +621,7 @@ mod tests {
     #[test]
     fn a_get_never_blocks_on_a_held_write_lock() {
         let (c, _) = cache(1 << 20);
-        c.insert(b"k", v("1"), TAG, || true);
+        c.insert(b"k", v("1"), (0, 0), TAG, || true);
         let _writer = c.shard(b"k").write();
         std::thread::scope(|s| {
             s.spawn(|| assert_eq!(c.get(b"k", TAG), None));
@@ -624,16 +642,20 @@ mod tests {
                     for n in 1..=50u64 {
                         *disk.lock() = n;
                         applied.fetch_add(1, Ordering::AcqRel);
-                        c.update_if_present(b"k", Some(&n.to_le_bytes()), TAG);
+                        c.update_if_present(b"k", Some(&n.to_le_bytes()), (0, 0), TAG);
                     }
                 });
                 s.spawn(|| {
                     for _ in 0..50 {
                         let seen = applied.load(Ordering::Acquire);
                         let value = *disk.lock();
-                        c.insert(b"k", Some(Arc::from(&value.to_le_bytes()[..])), TAG, || {
-                            applied.load(Ordering::Acquire) == seen
-                        });
+                        c.insert(
+                            b"k",
+                            Some(Arc::from(&value.to_le_bytes()[..])),
+                            (0, 0),
+                            TAG,
+                            || applied.load(Ordering::Acquire) == seen,
+                        );
                     }
                 });
             });

@@ -107,10 +107,11 @@ impl DbInner {
             },
             1,
         );
+        let stamp = found.as_ref().map_or((0, 0), crate::entry::Entry::stamp);
         let value = found.and_then(|e| e.value);
         if version.is_none() {
             let cached: Option<Arc<[u8]>> = value.as_deref().map(Arc::from);
-            self.row_cache.insert(key, cached, tag, || {
+            self.row_cache.insert(key, cached, stamp, tag, || {
                 chunk.applied.load(Ordering::Acquire) == applied
                     && chunk.generation.load(Ordering::Acquire) == tag.generation
             });

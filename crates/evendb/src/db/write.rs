@@ -191,7 +191,8 @@ impl DbInner {
                         chunk_id: chunk.id,
                         generation: chunk.generation.load(Ordering::Acquire),
                     };
-                    self.row_cache.update_if_present(key, value, tag);
+                    let stamp = (version, appended.ptr.counter);
+                    self.row_cache.update_if_present(key, value, stamp, tag);
                     // The append may have sealed a log part, whose
                     // directory is growth the budget cannot refuse.
                     crate::maintenance::keep_floor(self);
