@@ -82,7 +82,9 @@ impl Snapshot {
     }
 }
 
-/// An iterator over key-value pairs in key order, at one snapshot.
+/// An iterator over key-value pairs in key order, at one snapshot; also a
+/// [`DoubleEndedIterator`]: `.rev()` reads newest-key-first, and both ends
+/// may be read in turn until they meet.
 ///
 /// Yields `Result`s: a read error ends the scan after being returned once.
 /// A scan takes no lock: it reads one chunk at a time, from the chunk's
@@ -94,10 +96,44 @@ pub struct Scan {
     snap: Arc<SnapshotGuard>,
     /// Where the next chunk to read starts (the start bound at first).
     cursor: Bound<Vec<u8>>,
+    /// The range's start bound (what the reverse end reads down to).
+    start: Bound<Vec<u8>>,
     end: Bound<Vec<u8>>,
     source: Option<Source>,
     done: bool,
+    /// The last key the forward end returned (reused buffer), so the
+    /// reverse end stops where they meet.
+    front_last: Option<Vec<u8>>,
+    back: Option<Back>,
+    /// An error was returned: both ends are over.
+    failed: bool,
 }
+
+/// The reverse end of a scan: it reads the range backwards in windows,
+/// each a forward scan of `[lower, upper)` at the same snapshot, whose
+/// start comes from the keys of the chunk below `upper` (its munk's
+/// sorted part, its table's blocks, its logs' sorted indexes) about
+/// `window` entries down. Windows grow from `FIRST_WINDOW` entries to
+/// `MAX_WINDOW`, and stop growing once one holds `MAX_WINDOW_BYTES`.
+struct Back {
+    /// The current window's pairs in key order; taken from the end.
+    items: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Everything at or above this was read.
+    upper: Bound<Vec<u8>>,
+    window: usize,
+    /// The last key returned, so the forward end stops where they meet.
+    last: Option<Vec<u8>>,
+    /// The last window was read.
+    done: bool,
+}
+
+/// Entries of a reverse scan's first window ("the latest 10 events" reads
+/// one small window).
+const FIRST_WINDOW: usize = 32;
+/// The most entries a reverse scan's window aims at.
+const MAX_WINDOW: usize = 4096;
+/// A window this large in bytes stops the windows from growing.
+const MAX_WINDOW_BYTES: usize = 4 << 20;
 
 /// The chunk a scan is reading.
 enum Source {
@@ -165,9 +201,13 @@ impl Scan {
         Scan {
             snap,
             cursor: owned(range.start_bound()),
+            start: owned(range.start_bound()),
             end: owned(range.end_bound()),
             source: None,
             done: false,
+            front_last: None,
+            back: None,
+            failed: false,
         }
     }
 
@@ -176,9 +216,13 @@ impl Scan {
         Scan {
             snap,
             cursor: Bound::Included(prefix.to_vec()),
+            start: Bound::Included(prefix.to_vec()),
             end,
             source: None,
             done: false,
+            front_last: None,
+            back: None,
+            failed: false,
         }
     }
 
@@ -326,16 +370,134 @@ impl Scan {
     }
 }
 
+impl Scan {
+    /// The next pair from the reverse end.
+    fn step_back(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        loop {
+            let back = self.back.get_or_insert_with(|| Back {
+                items: Vec::new(),
+                upper: self.end.clone(),
+                window: FIRST_WINDOW,
+                last: None,
+                done: false,
+            });
+            if let Some((k, v)) = back.items.pop() {
+                if self.front_last.as_ref().is_some_and(|f| k <= *f) {
+                    back.done = true;
+                    back.items.clear();
+                    return Ok(None);
+                }
+                back.last = Some(k.clone());
+                return Ok(Some((k, v)));
+            }
+            if back.done {
+                return Ok(None);
+            }
+            self.refill_back()?;
+        }
+    }
+
+    /// Reads the next window below the reverse end's `upper`.
+    fn refill_back(&mut self) -> Result<()> {
+        let inner = self.snap.inner.clone();
+        let Some(back) = self.back.as_mut() else {
+            return Ok(());
+        };
+        let hi: Option<&[u8]> = match &back.upper {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k),
+            Bound::Unbounded => None,
+        };
+        let Some(chunk) = inner.chunk_below(&back.upper) else {
+            back.done = true;
+            return Ok(());
+        };
+        let candidate = match chunk.munk() {
+            Some(m) => m.key_before(hi, back.window),
+            None => {
+                let funk = inner.open_funk(&chunk)?;
+                let room = |n| crate::maintenance::room_for(&inner, n);
+                funk.key_before(hi, back.window, &room)?
+            }
+        };
+        // The window starts at the candidate, else at the chunk's first
+        // key, strictly below `upper` (so every window makes progress).
+        let below_hi = |k: &[u8]| hi.is_none_or(|h| k < h);
+        let mut low = candidate
+            .filter(|c| c.as_slice() >= chunk.min_key.as_slice() && below_hi(c))
+            .unwrap_or_else(|| chunk.min_key.clone());
+        if !below_hi(&low) && !matches!(back.upper, Bound::Included(_)) {
+            low.clone_from(&chunk.min_key);
+        }
+        // The range's start ends the reverse end at this window.
+        let reaches_start = match &self.start {
+            Bound::Included(s) | Bound::Excluded(s) => s.as_slice() >= low.as_slice(),
+            Bound::Unbounded => low.is_empty(),
+        };
+        let lower = if reaches_start {
+            self.start.clone()
+        } else {
+            Bound::Included(low.clone())
+        };
+        let window = Scan::new(self.snap.clone(), &(lower, back.upper.clone()));
+        let items: Vec<(Vec<u8>, Vec<u8>)> = window.collect::<Result<_>>()?;
+        let bytes: usize = items.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if bytes < MAX_WINDOW_BYTES {
+            back.window = (back.window * 2).min(MAX_WINDOW);
+        }
+        back.items = items;
+        back.upper = Bound::Excluded(low);
+        back.done = reaches_start;
+        Ok(())
+    }
+
+    fn fail(&mut self) {
+        self.failed = true;
+        self.done = true;
+        self.source = None;
+        self.back = None;
+    }
+}
+
 impl Iterator for Scan {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
         match self.step() {
+            Ok(Some((k, v))) => {
+                let back_last = self.back.as_ref().and_then(|b| b.last.as_ref());
+                if back_last.is_some_and(|b| k >= *b) {
+                    self.done = true;
+                    self.source = None;
+                    return None;
+                }
+                match &mut self.front_last {
+                    Some(last) => last.clone_from(&k),
+                    None => self.front_last = Some(k.clone()),
+                }
+                Some(Ok((k, v)))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.fail();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl DoubleEndedIterator for Scan {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.step_back() {
             Ok(Some(kv)) => Some(Ok(kv)),
             Ok(None) => None,
             Err(e) => {
-                self.done = true;
-                self.source = None;
+                self.fail();
                 Some(Err(e))
             }
         }

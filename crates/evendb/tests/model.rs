@@ -132,28 +132,57 @@ fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
             }
             70..=79 => {
                 let (lo, hi) = (bound(&mut rng), bound(&mut rng));
-                let got: Vec<_> = db
-                    .scan((lo.clone(), hi.clone()))
-                    .collect::<Result<_, _>>()
-                    .unwrap();
-                assert_eq!(
-                    got,
-                    model_range(&model, &lo, &hi),
-                    "scan {:?}..{:?} {}",
-                    lo,
-                    hi,
-                    ctx()
-                );
+                let mut want = model_range(&model, &lo, &hi);
+                let scan = db.scan((lo.clone(), hi.clone()));
+                let how = rng.u8(0..3);
+                let got: Vec<_> = match how {
+                    0 => scan.collect::<Result<_, _>>().unwrap(),
+                    1 => {
+                        want.reverse();
+                        scan.rev().collect::<Result<_, _>>().unwrap()
+                    }
+                    _ => {
+                        // Both ends in turn, until they meet: the front's
+                        // pairs, then the back's reversed, are the range.
+                        let (mut front, mut back) = (Vec::new(), Vec::new());
+                        let mut scan = scan;
+                        loop {
+                            let next = if rng.bool() {
+                                scan.next().map(|r| front.push(r.unwrap()))
+                            } else {
+                                scan.next_back().map(|r| back.push(r.unwrap()))
+                            };
+                            if next.is_none()
+                                && scan.next().map(|r| front.push(r.unwrap())).is_none()
+                            {
+                                break;
+                            }
+                        }
+                        assert_eq!(scan.next_back().map(|r| r.unwrap()), None, "{}", ctx());
+                        back.reverse();
+                        front.extend(back);
+                        front
+                    }
+                };
+                assert_eq!(got, want, "scan ({how}) {:?}..{:?} {}", lo, hi, ctx());
             }
             80..=84 => {
                 let p = key(&mut rng);
                 let p = &p[..p.len().min(rng.usize(0..4))];
-                let got: Vec<_> = db.prefix(p).collect::<Result<_, _>>().unwrap();
-                let want: Vec<_> = model
+                let reverse = rng.bool();
+                let got: Vec<_> = if reverse {
+                    db.prefix(p).rev().collect::<Result<_, _>>().unwrap()
+                } else {
+                    db.prefix(p).collect::<Result<_, _>>().unwrap()
+                };
+                let mut want: Vec<_> = model
                     .iter()
                     .filter(|(k, _)| k.starts_with(p))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
+                if reverse {
+                    want.reverse();
+                }
                 assert_eq!(got, want, "prefix {p:?} {}", ctx());
             }
             85..=88 => {
@@ -165,8 +194,20 @@ fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
             }
             89..=92 => {
                 if let Some((snap, old)) = snaps.get(rng.usize(0..snaps.len().max(1))) {
-                    let got: Vec<_> = snap.scan::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
-                    let want: Vec<_> = old.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let reverse = rng.bool();
+                    let got: Vec<_> = if reverse {
+                        snap.scan::<&[u8], _>(..)
+                            .rev()
+                            .collect::<Result<_, _>>()
+                            .unwrap()
+                    } else {
+                        snap.scan::<&[u8], _>(..).collect::<Result<_, _>>().unwrap()
+                    };
+                    let mut want: Vec<_> =
+                        old.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    if reverse {
+                        want.reverse();
+                    }
                     assert_eq!(got, want, "snapshot scan {}", ctx());
                     let k = key(&mut rng);
                     assert_eq!(

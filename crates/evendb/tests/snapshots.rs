@@ -3,7 +3,8 @@
 //! Writer threads put and delete keys spread over many chunks, each write
 //! with a unique value, and record the stamp (version, counter) the engine
 //! gave it. Scanner threads scan ranges and read through long-lived
-//! snapshots, recording the version they read at. Tiny chunk, log and
+//! snapshots, recording the version they read at; some scans read in
+//! reverse. Tiny chunk, log and
 //! memory limits force splits, merges, funk and munk rebalances, munk loads
 //! and evictions all through the run.
 //!
@@ -149,7 +150,14 @@ fn check_snapshots(name: &str, budget: u64) -> Stats {
                     let (version, items): (u64, Pairs) = if rng.bool() {
                         let scan = db.scan((key_bound(lo), key_bound(hi)));
                         let v = scan.version();
-                        (v, scan.collect::<Result<_, _>>().unwrap())
+                        if rng.bool() {
+                            (v, scan.collect::<Result<_, _>>().unwrap())
+                        } else {
+                            // Newest key first, turned back for the check.
+                            let mut items: Pairs = scan.rev().collect::<Result<_, _>>().unwrap();
+                            items.reverse();
+                            (v, items)
+                        }
                     } else {
                         let snap = db.snapshot();
                         std::thread::yield_now();

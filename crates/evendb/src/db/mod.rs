@@ -467,6 +467,26 @@ impl DbInner {
         self.index.find(key).ok_or_else(no_chunks)
     }
 
+    /// A chunk holding keys just below `upper` (the last chunk for
+    /// `Unbounded`), live or lately replaced; `None` if no key lies below.
+    pub fn chunk_below(&self, upper: &std::ops::Bound<Vec<u8>>) -> Option<Arc<Chunk>> {
+        use std::ops::Bound;
+        let idx = self.index.load();
+        match upper {
+            Bound::Unbounded => idx.chunks.last().cloned(),
+            Bound::Included(k) => idx.get(k).cloned(),
+            Bound::Excluded(k) => {
+                let p = idx.position(k);
+                let c = idx.chunks.get(p)?;
+                if c.min_key.as_slice() < k.as_slice() {
+                    Some(c.clone())
+                } else {
+                    p.checked_sub(1).and_then(|p| idx.chunks.get(p)).cloned()
+                }
+            }
+        }
+    }
+
     /// Runs `f` on the live chunk holding `key`, borrowed from the loaded
     /// index (see `Index::with`).
     pub fn with_chunk<R>(&self, key: &[u8], f: impl FnOnce(&Arc<Chunk>) -> Result<R>) -> Result<R> {

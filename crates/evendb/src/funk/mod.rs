@@ -500,6 +500,36 @@ impl Funk {
     /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
     /// `room(n)` makes room in the memory budget for `n` bytes of log
     /// index about to be kept.
+    /// Where a reverse scan's window of about `back` entries below `hi`
+    /// may start: the largest such key of the table and the logs' sorted
+    /// indexes, so every source has at most about `back` entries in the
+    /// window; `None` if each has fewer (start at the chunk's first key).
+    pub fn key_before(
+        &self,
+        hi: Option<&[u8]>,
+        back: usize,
+        room: &dyn Fn(u64),
+    ) -> Result<Option<Vec<u8>>> {
+        let mut best = match &self.table {
+            Some(t) => t.key_before(hi, back)?,
+            None => None,
+        };
+        for seg in self.logs() {
+            if seg.scan_plan(&[], hi).is_some() {
+                continue; // Read in bands, without a sorted index.
+            }
+            let index = seg.sorted_index(room)?;
+            let range = index.range(&[], hi);
+            if range.len() > back {
+                let k = index.key(range.end - back);
+                if best.as_deref().is_none_or(|b| k > b) {
+                    best = Some(k.to_vec());
+                }
+            }
+        }
+        Ok(best)
+    }
+
     pub fn scan(
         &self,
         from: &[u8],

@@ -547,6 +547,20 @@ impl Munk {
         self.locate(key).1
     }
 
+    /// A key of the munk's sorted part about `back` keys below `hi` (all
+    /// keys for `None`), where a reverse scan's next window may start;
+    /// `None` if there are fewer than that (start at the chunk's first key).
+    pub fn key_before(&self, hi: Option<&[u8]>, back: usize) -> Option<Vec<u8>> {
+        let below = match hi {
+            Some(k) => self
+                .sorted_keys
+                .lower_bound(k, |i| self.key_of(i as u32).is_some_and(|x| x < k)),
+            None => self.sorted as usize,
+        };
+        let at = below.checked_sub(back)?;
+        self.key_of(at as u32).map(<[u8]>::to_vec)
+    }
+
     /// The cell at `i` and the index of the next one in key order.
     pub fn at(&self, i: u32) -> Option<(&Cell, u32)> {
         let c = self.cell(i)?;

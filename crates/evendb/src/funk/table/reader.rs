@@ -228,6 +228,22 @@ impl TableReader {
         Ok(last - first)
     }
 
+    /// The first key of the block about `back` entries below `hi` (the
+    /// table's end for `None`); `None` if the table has fewer blocks than
+    /// that below it. Reads one block.
+    pub fn key_before(&self, hi: Option<&[u8]>, back: usize) -> Result<Option<Vec<u8>>> {
+        let n = self.blocks.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let at = hi.map_or(n, |k| self.block_for(k).min(n));
+        let per_block = (self.footer.entry_count as usize / n).max(1);
+        let Some(j) = at.checked_sub(back.div_ceil(per_block).max(1)) else {
+            return Ok(None);
+        };
+        Ok(self.read_block(j)?.into_iter().next().map(|e| e.key))
+    }
+
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
         let mut buf = Vec::new();
         let body = self.checked_block(i, &mut buf)?.unwrap_or_default();
