@@ -94,10 +94,12 @@ enum Command {
     Put { key: String, value: String },
     /// Remove KEY (succeeds if it was absent).
     Delete { key: String },
-    /// Print key<TAB>value pairs in ascending key order.
+    /// Print key<TAB>value pairs in ascending key order (descending with
+    /// --reverse).
     ///
-    /// Scans run forward only: the engine has no reverse scan yet, so there
-    /// is no --reverse. All pairs printed come from one point in time.
+    /// All pairs printed come from one point in time. `--prefix app7|
+    /// --reverse --limit 10` prints an app's 10 latest events when keys end
+    /// in a timestamp.
     Scan {
         #[command(flatten)]
         range: Range,
@@ -107,6 +109,9 @@ enum Command {
         /// Print keys only.
         #[arg(long)]
         keys_only: bool,
+        /// Newest key first: descending key order.
+        #[arg(long)]
+        reverse: bool,
     },
     /// Import key-value pairs from FILE (or - for standard input).
     ///

@@ -89,6 +89,21 @@ fn scan_honours_from_to_prefix_and_limit_in_key_order() {
     );
     assert_eq!(ok(&db, &["scan", "--limit", "0"]), "");
     assert_eq!(ok(&db, &["scan", "--from", "b", "--to", "a"]), "");
+    // Newest first: an app's latest events.
+    assert_eq!(
+        ok(
+            &db,
+            &["scan", "--prefix", "app1|", "--reverse", "--limit", "2"]
+        ),
+        "app1|0003\tc\napp1|0002\tb\n"
+    );
+    assert_eq!(
+        ok(
+            &db,
+            &["scan", "--reverse", "--keys-only", "--to", "app1|0002"]
+        ),
+        "app1|0001\napp10|0001\n"
+    );
 }
 
 #[test]

@@ -60,13 +60,23 @@ pub fn delete(ctx: &Context, key: &str) -> Outcome<u8> {
     Ok(exit::OK)
 }
 
-pub fn scan(ctx: &Context, range: &Range, limit: Option<u64>, keys_only: bool) -> Outcome<u8> {
+pub fn scan(
+    ctx: &Context,
+    range: &Range,
+    limit: Option<u64>,
+    keys_only: bool,
+    reverse: bool,
+) -> Outcome<u8> {
     let bounds = ctx.bounds(range)?;
     let db = store::open(&ctx.db, Create::ReadOnly)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let pairs = db
-        .scan(bounds)
-        .take(limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)));
+    let scan = db.scan(bounds);
+    let pairs: Box<dyn Iterator<Item = evendb::Result<(Vec<u8>, Vec<u8>)>>> = if reverse {
+        Box::new(scan.rev())
+    } else {
+        Box::new(scan)
+    };
+    let pairs = pairs.take(limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)));
     for (printed, pair) in pairs.enumerate() {
         let (key, value) = pair.map_err(|e| {
             let _ = out.flush();

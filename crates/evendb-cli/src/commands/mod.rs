@@ -91,7 +91,8 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
             range,
             limit,
             keys_only,
-        } => data::scan(ctx, &range, limit, keys_only),
+            reverse,
+        } => data::scan(ctx, &range, limit, keys_only, reverse),
         Command::Load {
             file,
             format,
