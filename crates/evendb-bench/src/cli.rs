@@ -69,6 +69,15 @@ pub struct Args {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Write in atomic write batches of N operations: each worker gathers
+    /// the writes of its op stream (load, puts of P, updates, inserts, the
+    /// puts of read-modify-writes, the stream's events) and writes every N
+    /// of them as one batch (evendb WriteBatch, RocksDB WriteBatch, fjall
+    /// write batch, with the puts' durability). Write latencies are then
+    /// per batch; throughput counts single operations. 1 = one put at a
+    /// time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
     /// Key size in bytes (at least 14; stream keys are always 16).
     #[arg(long, default_value_t = 14)]
     pub key_size: usize,
@@ -216,6 +225,7 @@ pub fn job_for(
         config: args.engine_config(),
         dir: args.data_dir(engine, tag),
         threads: args.threads,
+        batch_size: args.batch as usize,
         seed: args.seed,
         dataset: DatasetSpec {
             records,

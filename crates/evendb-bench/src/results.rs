@@ -58,6 +58,12 @@ pub struct RunResult {
     /// Operations measured.
     pub operations: u64,
     pub threads: usize,
+    /// Writes per atomic write batch (`--batch`): with more than 1, the
+    /// latencies of the write kinds (`put`, `update`, `insert`, `rmw`) are
+    /// per batch, while `operations` and the throughput count single
+    /// writes. 1 in results written before the field existed.
+    #[serde(default = "one")]
+    pub batch_size: usize,
     pub key_size: usize,
     pub value_size: usize,
     pub duration_secs: f64,
@@ -116,6 +122,10 @@ pub struct RunResult {
     pub dataset: Option<String>,
 }
 
+fn one() -> usize {
+    1
+}
+
 /// Operation kinds that write.
 pub const WRITE_OPS: [&str; 4] = ["put", "update", "insert", "rmw"];
 
@@ -127,6 +137,22 @@ pub const READ_OPS: [&str; 2] = ["get", "scan"];
 const OLD_DATASET_FACTOR: &str = "bench_dataset_factor_x10";
 
 impl RunResult {
+    /// Writes per atomic write batch (at least 1).
+    pub fn batch(&self) -> usize {
+        self.batch_size.max(1)
+    }
+
+    /// The name of the operation kind `op` for tables: with write batches,
+    /// a write kind's latency is per batch, so `put` of a run with
+    /// `--batch 100` is `put×100`.
+    pub fn op_label(&self, op: &str) -> String {
+        if self.batch() > 1 && WRITE_OPS.contains(&op) {
+            format!("{op}×{}", self.batch())
+        } else {
+            op.to_string()
+        }
+    }
+
     /// The phase's p99.9 latency in µs: the highest p99.9 of its operation
     /// kinds; `None` when nothing was measured.
     pub fn p999_us(&self) -> Option<f64> {
@@ -194,6 +220,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     // Operations and where they were served.
     "puts",
     "deletes",
+    "batches",
     "gets",
     "scan",
     "row_cache_",
@@ -331,5 +358,37 @@ impl Report {
             self.failures.len(),
             self.failures.join("; ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_size_is_in_the_json_and_older_results_read_as_one() {
+        let r = RunResult {
+            batch_size: 100,
+            ..RunResult::default()
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["batch_size"], 100);
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("batch_size");
+        let old: RunResult = serde_json::from_value(old).unwrap();
+        assert_eq!(old.batch(), 1);
+        let back: RunResult = serde_json::from_value(json).unwrap();
+        assert_eq!(back.batch(), 100);
+    }
+
+    #[test]
+    fn write_latencies_are_labelled_per_batch() {
+        let mut r = RunResult::default();
+        assert_eq!(r.op_label("put"), "put");
+        r.batch_size = 100;
+        assert_eq!(r.op_label("put"), "put×100");
+        assert_eq!(r.op_label("rmw"), "rmw×100");
+        assert_eq!(r.op_label("get"), "get");
+        assert_eq!(r.op_label("scan"), "scan");
     }
 }

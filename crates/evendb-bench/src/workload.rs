@@ -80,6 +80,11 @@ impl Op {
         }
     }
 
+    /// Whether the operation writes (and so goes into write batches).
+    pub fn writes(self) -> bool {
+        matches!(self, Op::Update | Op::Insert | Op::Rmw | Op::Put)
+    }
+
     /// Position in [`Op::ALL`].
     pub fn index(self) -> usize {
         self as usize

@@ -158,3 +158,64 @@ fn tiny_stream_run_on_evendb_ingests_in_time_order_and_scans() {
     );
     assert!(q["latency_us"]["scan"]["count"].as_u64().unwrap() > 400);
 }
+
+#[test]
+fn batched_run_counts_single_writes_and_one_latency_sample_per_batch() {
+    let report = run(&[
+        "--engine",
+        "evendb",
+        "--workload",
+        "P,A,F",
+        "--records",
+        "2000",
+        "--operations",
+        "3000",
+        "--threads",
+        "2",
+        "--value-size",
+        "100",
+        "--batch",
+        "10",
+    ]);
+    let results = report["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["load", "P", "A", "F"]);
+    for r in results {
+        assert_eq!(r["batch_size"], 10, "{}", r["workload"]);
+        assert_eq!(r["failures"], 0, "{}", r["workload"]);
+    }
+    // Each of the 2 workers writes full batches of 10 and one last partial
+    // batch at most.
+    let batches = |writes: u64| (writes.div_ceil(10))..=(writes / 10 + 2);
+    let load = &results[0];
+    assert_eq!(load["operations"], 2000);
+    assert_eq!(load["user_bytes_written"], 2000 * 114);
+    let puts = load["latency_us"]["put"]["count"].as_u64().unwrap();
+    assert!(batches(2000).contains(&puts), "load: {puts} batches");
+    let p = &results[1];
+    assert_eq!(p["operations"], 3000);
+    assert_eq!(p["user_bytes_written"], 3000 * 114);
+    let puts = p["latency_us"]["put"]["count"].as_u64().unwrap();
+    assert!(batches(3000).contains(&puts), "P: {puts} batches");
+    assert_eq!(
+        p["engine_stats_delta"]["batches"], puts,
+        "each batch is one evendb write batch"
+    );
+    for (r, write) in [(&results[2], "update"), (&results[3], "rmw")] {
+        assert_eq!(r["operations"], 3000);
+        let lat = &r["latency_us"];
+        let gets = lat["get"]["count"].as_u64().unwrap();
+        let writes = 3000 - gets;
+        assert!((1200..1800).contains(&writes), "{write}: {writes} of 3000");
+        let n = lat[write]["count"].as_u64().unwrap();
+        assert!(
+            batches(writes).contains(&n),
+            "{write}: {n} batches of {writes}"
+        );
+        assert_eq!(r["user_bytes_written"], writes * 114);
+        assert_eq!(r["not_found"], 0, "every key read was loaded");
+    }
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use evendb::Durability;
 
-use super::{Engine, EngineConfig, ScanSummary, Setting};
+use super::{Engine, EngineConfig, PutBatch, ScanSummary, Setting};
 
 /// The engine of this repository.
 pub struct EvenDb {
@@ -61,6 +61,14 @@ impl EvenDb {
 impl Engine for EvenDb {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         Ok(self.db.put(key, value)?)
+    }
+
+    fn put_batch(&self, batch: &PutBatch) -> Result<()> {
+        let mut b = evendb::WriteBatch::with_capacity(batch.len());
+        for (key, value) in batch.iter() {
+            b.put(key, value);
+        }
+        Ok(self.db.write(&b)?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {

@@ -9,7 +9,7 @@ use fjall::config::CompressionPolicy;
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::fjall_config::FjallPlan;
-use super::{Engine, EngineConfig, PeerCompression, ScanSummary, Setting};
+use super::{Engine, EngineConfig, PeerCompression, PutBatch, ScanSummary, Setting};
 
 /// fjall, one keyspace.
 pub struct Fjall {
@@ -58,11 +58,31 @@ impl Fjall {
             None => Ok(self.keyspace.remove(key)?),
         }
     }
+
+    /// The persist mode of every write: what `Keyspace::insert` uses
+    /// (`PersistMode::Buffer`, as `manual_journal_persist` is off) or, with
+    /// `--sync`, `PersistMode::SyncData`.
+    fn persist_mode(&self) -> PersistMode {
+        if self.plan.sync {
+            PersistMode::SyncData
+        } else {
+            PersistMode::Buffer
+        }
+    }
 }
 
 impl Engine for Fjall {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.write(key, Some(value))
+    }
+
+    fn put_batch(&self, batch: &PutBatch) -> Result<()> {
+        let mut b = fjall::OwnedWriteBatch::with_capacity(self.db.clone(), batch.len())
+            .durability(Some(self.persist_mode()));
+        for (key, value) in batch.iter() {
+            b.insert(&self.keyspace, key, value);
+        }
+        Ok(b.commit()?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {

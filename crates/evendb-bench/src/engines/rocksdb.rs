@@ -7,16 +7,16 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Direction, IteratorMode,
-    LruCacheOptions, Options, ReadOptions, UniversalCompactOptions, WriteOptions, DB,
+    LruCacheOptions, Options, ReadOptions, UniversalCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
 use super::rocksdb_config::{RocksPlan, RocksProfile, Style, Tuned};
-use super::{Engine, EngineConfig, EngineKind, ScanSummary, Setting};
+use super::{Engine, EngineConfig, EngineKind, PutBatch, ScanSummary, Setting};
 
 /// RocksDB through the `rocksdb` crate.
 pub struct RocksDb {
     db: DB,
-    /// Used by every put and delete (`sync` per the plan).
+    /// Used by every put, write batch and delete (`sync` per the plan).
     write: WriteOptions,
     plan: RocksPlan,
 }
@@ -127,6 +127,14 @@ fn tuned(opts: &mut Options, table: &mut BlockBasedOptions, t: &Tuned) {
 impl Engine for RocksDb {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         Ok(self.db.put_opt(key, value, &self.write)?)
+    }
+
+    fn put_batch(&self, batch: &PutBatch) -> Result<()> {
+        let mut b = WriteBatch::with_capacity_bytes(batch.size_in_bytes() + 32 * batch.len());
+        for (key, value) in batch.iter() {
+            b.put(key, value);
+        }
+        Ok(self.db.write_opt(b, &self.write)?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {

@@ -116,7 +116,7 @@ fn section(out: &mut String, results: &[&RunResult]) {
                 let p99: Vec<String> = r
                     .latency_us
                     .iter()
-                    .map(|(op, l)| format!("{op} {:.0}", l.p99))
+                    .map(|(op, l)| format!("{} {:.0}", r.op_label(op), l.p99))
                     .collect();
                 let _ = writeln!(
                     out,
@@ -275,6 +275,13 @@ pub fn suite(
         elapsed,
         p.command
     );
+    if args.batch > 1 {
+        let _ = writeln!(
+            out,
+            "- write batches: every {n} writes of a worker written as one atomic batch (`--batch {n}`): write latencies (`put×{n}`, worst writes) are per batch, throughput counts operations",
+            n = args.batch
+        );
+    }
     out.push_str(&engine_configurations(&report.results));
     let _ = writeln!(
         out,

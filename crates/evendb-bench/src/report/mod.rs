@@ -46,6 +46,12 @@ pub fn header(report: &Report) -> String {
         "peer compression: {} (parity: the peers compress exactly when evendb does; evendb does not compress)",
         p.peer_compression
     );
+    if let Some(n) = batch_size(&report.results) {
+        let _ = writeln!(
+            out,
+            "write batches: every {n} writes of a worker (puts, updates, inserts, read-modify-writes' puts) written as one atomic batch (--batch {n}); write latencies are per batch, throughput counts operations"
+        );
+    }
     let _ = writeln!(out, "engine configurations:");
     for (engine, summary, settings) in configurations(&report.results) {
         let _ = writeln!(out, "  {engine}: {summary}");
@@ -64,6 +70,16 @@ pub fn header(report: &Report) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The largest write batch of `results`, if any phase wrote in batches of
+/// more than one operation.
+pub fn batch_size(results: &[RunResult]) -> Option<usize> {
+    results
+        .iter()
+        .map(RunResult::batch)
+        .max()
+        .filter(|&n| n > 1)
 }
 
 /// The table printed after a run: one line per phase, then latencies, the
@@ -103,9 +119,15 @@ pub fn table(results: &[RunResult]) -> String {
         );
     }
     let _ = writeln!(out, "\nlatency (µs)");
+    if let Some(n) = batch_size(results) {
+        let _ = writeln!(
+            out,
+            "put×{n}, update×{n}, insert×{n}, rmw×{n}: one sample per atomic write batch of {n} operations (--batch {n}), count = batches"
+        );
+    }
     let _ = writeln!(
         out,
-        "{:<17} {:<14} {:<15} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "{:<17} {:<14} {:<15} {:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "engine",
         "workload",
         "distribution",
@@ -122,11 +144,11 @@ pub fn table(results: &[RunResult]) -> String {
         for (op, l) in &r.latency_us {
             let _ = writeln!(
                 out,
-                "{:<17} {:<14} {:<15} {:<7} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
+                "{:<17} {:<14} {:<15} {:<10} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
                 r.engine,
                 r.workload,
                 r.distribution,
-                op,
+                r.op_label(op),
                 l.count,
                 l.mean,
                 l.p50,

@@ -19,6 +19,9 @@ use crate::measure::{disk_usage, Usage};
 use crate::results::{counter_deltas, Latency, RunResult};
 use crate::workload::{Mix, Op, Workload};
 
+mod writer;
+use writer::{BatchWritten, Writer};
+
 /// How long a phase lasts.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub enum Limit {
@@ -81,6 +84,13 @@ pub struct Job {
     /// The cgroup to join first, if any.
     pub cgroup: Option<PathBuf>,
     pub cgroup_peak_file: Option<PathBuf>,
+    /// Puts per atomic write batch (`--batch`); 1 writes one put at a time.
+    #[serde(default = "one")]
+    pub batch_size: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Shared state of a store under test.
@@ -115,6 +125,18 @@ struct Outcome {
 
 /// Runs a whole job in this process and returns one result per phase.
 pub fn run_job(job: &Job) -> Result<Vec<RunResult>> {
+    let record = job
+        .dataset
+        .key_size
+        .max(crate::generator::stream::STREAM_KEY_SIZE)
+        + job.dataset.value_size;
+    anyhow::ensure!(
+        job.batch_size.max(1).saturating_mul(record) <= evendb::MAX_BATCH_SIZE,
+        "--batch {}: a batch of {} records of {record} bytes exceeds evendb's largest batch ({})",
+        job.batch_size,
+        job.batch_size,
+        crate::format::bytes(evendb::MAX_BATCH_SIZE as u64)
+    );
     std::fs::create_dir_all(&job.dir)?;
     let engine = engines::open(job.engine, &job.dir, &job.config)?;
     let ds = &job.dataset;
@@ -307,7 +329,7 @@ fn load(store: &Store, job: &Job) -> Result<RunResult> {
         let mut values = Values::new(&mut rng);
         let mut popularity = store.stream.as_ref().map(|s| s.popularity.clone());
         let next = &next;
-        move || {
+        move |writer: &mut Writer| {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let value = values.next(store.value_size, &mut rng);
             match (&store.stream, popularity.as_mut()) {
@@ -318,8 +340,7 @@ fn load(store: &Store, job: &Job) -> Result<RunResult> {
                 }
                 _ => store.space.key_into(i, &mut key),
             }
-            store.engine.put(&key, value)?;
-            store.inserted.fetch_max(i + 1, Ordering::Relaxed);
+            writer.put(Op::Put, &key, value, Some(i))?;
             Ok(Outcome {
                 op: Op::Put,
                 written: (key.len() + value.len()) as u64,
@@ -392,11 +413,11 @@ fn run_mix(
         let mut popularity = store.stream.as_ref().map(|s| s.popularity.clone());
         let mut key = Vec::with_capacity(32);
         let mut values = Values::new(&mut rng);
-        move || {
+        move |writer: &mut Writer| {
             let op = mix.choose(&mut rng);
             let inserted = store.inserted.load(Ordering::Relaxed).max(1);
             if let (Some(s), Some(pop)) = (&store.stream, popularity.as_mut()) {
-                return stream_op(store, s, pop, op, max_scan, &mut rng, &mut values);
+                return stream_op(store, s, pop, op, max_scan, &mut rng, &mut values, writer);
             }
             let chooser = chooser.as_mut().expect("YCSB runs have a chooser");
             match op {
@@ -417,7 +438,7 @@ fn run_mix(
                         .space
                         .key_into(chooser.next(inserted, &mut rng), &mut key);
                     let value = values.next(store.value_size, &mut rng);
-                    store.engine.put(&key, value)?;
+                    writer.put(op, &key, value, None)?;
                     Ok(Outcome {
                         op,
                         written: (key.len() + value.len()) as u64,
@@ -433,8 +454,7 @@ fn run_mix(
                     }
                     store.space.key_into(i, &mut key);
                     let value = values.next(store.value_size, &mut rng);
-                    store.engine.put(&key, value)?;
-                    store.inserted.fetch_max(i + 1, Ordering::Relaxed);
+                    writer.put(op, &key, value, Some(i))?;
                     Ok(Outcome {
                         op,
                         written: (key.len() + value.len()) as u64,
@@ -466,7 +486,7 @@ fn run_mix(
                         let n = old.len().min(value.len());
                         value[n / 2..n].copy_from_slice(&old[n / 2..n]);
                     }
-                    store.engine.put(&key, &value)?;
+                    writer.put(op, &key, &value, None)?;
                     Ok(Outcome {
                         op,
                         written: (key.len() + value.len()) as u64,
@@ -488,6 +508,7 @@ fn run_mix(
     Ok(r)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn stream_op(
     store: &Store,
     s: &StreamState,
@@ -496,6 +517,7 @@ fn stream_op(
     max_scan: usize,
     rng: &mut Rng,
     values: &mut Values,
+    writer: &mut Writer,
 ) -> Result<Outcome> {
     let app = pop.next_app(rng);
     match op {
@@ -515,8 +537,7 @@ fn stream_op(
             let i = store.next_insert.fetch_add(1, Ordering::Relaxed);
             let key = s.stream.key(app, i);
             let value = values.next(store.value_size, rng);
-            store.engine.put(&key, value)?;
-            store.inserted.fetch_max(i + 1, Ordering::Relaxed);
+            writer.put(Op::Insert, &key, value, Some(i))?;
             Ok(Outcome {
                 op: Op::Insert,
                 written: (key.len() + value.len()) as u64,
@@ -537,6 +558,47 @@ struct ThreadStats {
     scanned: u64,
     ops: u64,
     first_error: Option<String>,
+}
+
+impl ThreadStats {
+    fn new() -> ThreadStats {
+        ThreadStats {
+            hist: Op::ALL.iter().map(|_| new_hist()).collect(),
+            timeline: Vec::new(),
+            written: 0,
+            failures: 0,
+            not_found: 0,
+            scanned: 0,
+            ops: 0,
+            first_error: None,
+        }
+    }
+
+    /// Counts `ops` operations completed in second `sec` of the phase.
+    fn completed(&mut self, ops: u64, sec: usize) {
+        if self.timeline.len() <= sec {
+            self.timeline.resize(sec + 1, 0);
+        }
+        self.timeline[sec] += ops;
+        self.ops += ops;
+    }
+
+    /// A batch written in second `sec`: its operations, its bytes, and one
+    /// latency sample of `ns` (the time spent on the batch's operations).
+    fn batch_written(&mut self, batch: BatchWritten, ns: u64, sec: usize) {
+        self.completed(batch.ops, sec);
+        self.hist[batch.op.index()].saturating_record(ns.max(1));
+        self.written += batch.bytes;
+    }
+
+    /// Counts `ops` failed operations; true once the worker should stop.
+    fn failed(&mut self, ops: u64, e: &anyhow::Error) -> bool {
+        self.failures += ops;
+        if self.first_error.is_none() {
+            self.first_error = Some(format!("{e:#}"));
+        }
+        self.failures >= 100
+    }
 }
 
 fn new_hist() -> Histogram<u64> {
@@ -567,7 +629,11 @@ fn progress(limit: Limit, label: &str) -> ProgressBar {
 }
 
 /// Runs `threads` workers until `limit`, each calling the closure built by
-/// `make(thread)` once per operation, and gathers the figures.
+/// `make(thread)` once per operation with the worker's [`Writer`], and
+/// gathers the figures. With write batches, a batch's operations count when
+/// the batch is written, and its latency sample is the time the worker
+/// spent on them: the calls that made them (key, value, a read-modify-
+/// write's get) and the batch's write.
 fn measure<'a, M, F>(
     store: &'a Store,
     job: &Job,
@@ -577,7 +643,7 @@ fn measure<'a, M, F>(
 ) -> Result<RunResult>
 where
     M: Fn(usize) -> F + Sync,
-    F: FnMut() -> Result<Outcome> + Send + 'a,
+    F: FnMut(&mut Writer<'a>) -> Result<Outcome> + Send + 'a,
 {
     let threads = job.threads.max(1);
     let claimed = AtomicU64::new(0);
@@ -591,16 +657,8 @@ where
                 let mut next_op = make(t);
                 let (claimed, stop, pb) = (&claimed, &stop, &pb);
                 scope.spawn(move || {
-                    let mut st = ThreadStats {
-                        hist: Op::ALL.iter().map(|_| new_hist()).collect(),
-                        timeline: Vec::new(),
-                        written: 0,
-                        failures: 0,
-                        not_found: 0,
-                        scanned: 0,
-                        ops: 0,
-                        first_error: None,
-                    };
+                    let mut st = ThreadStats::new();
+                    let mut writer = Writer::new(&*store.engine, &store.inserted, job.batch_size);
                     let mut pending_progress = 0u64;
                     let mut last_tick = 0u64;
                     loop {
@@ -620,17 +678,24 @@ where
                             }
                         }
                         let t0 = Instant::now();
-                        let outcome = next_op();
+                        let outcome = next_op(&mut writer);
                         let t1 = Instant::now();
                         let ns = (t1 - t0).as_nanos().max(1) as u64;
                         let sec = (t1 - start).as_secs() as usize;
-                        if st.timeline.len() <= sec {
-                            st.timeline.resize(sec + 1, 0);
-                        }
-                        st.timeline[sec] += 1;
-                        st.ops += 1;
                         match outcome {
+                            // A write gathered into the pending batch: it
+                            // counts once the batch is written.
+                            Ok(o) if writer.batched() && o.op.writes() => {
+                                writer.pending_ns += ns;
+                                if !o.found && o.op == Op::Rmw {
+                                    st.not_found += 1;
+                                }
+                                if let Some((batch, ns)) = writer.take_written() {
+                                    st.batch_written(batch, ns, sec);
+                                }
+                            }
                             Ok(o) => {
+                                st.completed(1, sec);
                                 st.hist[o.op.index()].saturating_record(ns);
                                 st.written += o.written;
                                 st.scanned += o.scanned;
@@ -639,11 +704,10 @@ where
                                 }
                             }
                             Err(e) => {
-                                st.failures += 1;
-                                if st.first_error.is_none() {
-                                    st.first_error = Some(format!("{e:#}"));
-                                }
-                                if st.failures >= 100 {
+                                // A failed batch fails all of its writes.
+                                let ops = writer.take_written().map_or(1, |(b, _)| b.ops);
+                                st.completed(ops, sec);
+                                if st.failed(ops, &e) {
                                     stop.store(true, Ordering::Relaxed);
                                 }
                             }
@@ -661,6 +725,21 @@ where
                                 }
                             }
                             pending_progress = 0;
+                        }
+                    }
+                    // The last, partial batch.
+                    let t0 = Instant::now();
+                    let outcome = writer.flush();
+                    let t1 = Instant::now();
+                    writer.pending_ns += (t1 - t0).as_nanos() as u64;
+                    let sec = (t1 - start).as_secs() as usize;
+                    if let Some((batch, ns)) = writer.take_written() {
+                        match outcome {
+                            Ok(()) => st.batch_written(batch, ns, sec),
+                            Err(e) => {
+                                st.completed(batch.ops, sec);
+                                st.failed(batch.ops, &e);
+                            }
                         }
                     }
                     st
@@ -684,6 +763,7 @@ where
         sync: job.config.sync,
         memory_budget_bytes: job.config.budget(),
         threads,
+        batch_size: job.batch_size.max(1),
         key_size: store.key_size,
         value_size: store.value_size,
         duration_secs: elapsed,
