@@ -103,9 +103,7 @@ impl DbInner {
             }
         }
         if sync {
-            for (t, &end) in touched.iter().zip(&ends) {
-                self.sync_applied(&t.funk, end)?;
-            }
+            self.sync_touched(&touched, &ends)?;
             crate::failpoint::failpoint!(self, "batch.before_commit");
             if let Err(e) = self.batch_log.commit(self.storage.as_ref(), version) {
                 return self.poison(e);
@@ -117,4 +115,46 @@ impl DbInner {
         }
         Ok(version)
     }
+
+    /// Syncs the logs a `Sync` batch touched, up to its records. Several
+    /// are synced at once from up to `SYNC_THREADS` threads: concurrent
+    /// fsyncs of files on one file system share its journal commits.
+    fn sync_touched(&self, touched: &[&super::write::Applied], ends: &[u64]) -> Result<()> {
+        let work: Vec<(&crate::funk::Funk, u64)> = touched
+            .iter()
+            .map(|t| &*t.funk)
+            .zip(ends.iter().copied())
+            .collect();
+        let threads = SYNC_THREADS.min(work.len());
+        if threads <= 1 {
+            for (funk, end) in work {
+                self.sync_applied(funk, end)?;
+            }
+            return Ok(());
+        }
+        let per = work.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = work
+                .chunks(per)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .try_for_each(|&(funk, end)| self.sync_applied(funk, end))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::InvalidArgument("sync thread panicked".into()))
+                    })
+                })
+                .collect::<Result<Vec<()>>>()
+                .map(|_| ())
+        })
+    }
 }
+
+/// Threads a `Sync` batch syncs its logs from.
+const SYNC_THREADS: usize = 8;

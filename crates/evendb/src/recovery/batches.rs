@@ -35,10 +35,16 @@ const COMMIT: u32 = 2;
 const TRIM_AT: u64 = 1 << 20;
 
 /// The batch log of a running store (written in `Sync` mode only).
+///
+/// Appends take `state`; syncs take `synced` and are shared: a batch whose
+/// record an fsync already covered returns without one (group commit, as
+/// log segments do). Lock order: `synced`, then `state`.
 pub(crate) struct BatchLog {
     path: PathBuf,
     store: StoreId,
     state: Mutex<State>,
+    /// How far the file is known durable.
+    synced: Mutex<u64>,
 }
 
 #[derive(Default)]
@@ -72,11 +78,20 @@ impl BatchLog {
             path: dir.join(BATCHES),
             store,
             state: Mutex::new(State::default()),
+            synced: Mutex::new(0),
         }
     }
 
-    fn append(&self, st: &dyn Storage, state: &mut State, kind: u32, version: u64) -> Result<()> {
+    /// Appends a record (not synced); returns the file and the end of the
+    /// record.
+    fn append(
+        &self,
+        st: &dyn Storage,
+        kind: u32,
+        version: u64,
+    ) -> Result<(Arc<dyn StorageFile>, u64)> {
         let io = |e| Error::io(&self.path, e);
+        let mut state = self.state.lock();
         let file = match &state.file {
             Some(f) => f.clone(),
             None => {
@@ -91,31 +106,48 @@ impl BatchLog {
         };
         file.write_at(state.len, &encode(self.store, kind, version))
             .map_err(io)?;
-        file.sync().map_err(io)?;
         state.len += RECORD as u64;
+        if kind == INTENT {
+            state.open += 1;
+        } else {
+            state.open = state.open.saturating_sub(1);
+        }
+        Ok((file, state.len))
+    }
+
+    /// Makes the file durable up to `end`, unless a sync already did.
+    fn sync_to(&self, file: &Arc<dyn StorageFile>, end: u64) -> Result<()> {
+        let mut synced = self.synced.lock();
+        if *synced >= end {
+            return Ok(());
+        }
+        // Everything appended so far is covered by this sync.
+        let covered = self.state.lock().len;
+        file.sync().map_err(|e| Error::io(&self.path, e))?;
+        *synced = covered.max(end);
         Ok(())
     }
 
     /// Records, durably, that batch `version` is about to write.
     pub fn intent(&self, st: &dyn Storage, version: u64) -> Result<()> {
-        let mut state = self.state.lock();
-        self.append(st, &mut state, INTENT, version)?;
-        state.open += 1;
-        Ok(())
+        let (file, end) = self.append(st, INTENT, version)?;
+        self.sync_to(&file, end)
     }
 
     /// Records, durably, that every record of batch `version` is durable.
     pub fn commit(&self, st: &dyn Storage, version: u64) -> Result<()> {
+        let (file, end) = self.append(st, COMMIT, version)?;
+        self.sync_to(&file, end)?;
+        let mut synced = self.synced.lock();
         let mut state = self.state.lock();
-        self.append(st, &mut state, COMMIT, version)?;
-        state.open = state.open.saturating_sub(1);
-        if state.open == 0 && state.len >= TRIM_AT {
-            // Every intent has its commit: nothing here is needed.
+        if state.open == 0 && state.len >= TRIM_AT && *synced >= state.len {
+            // Every intent has its commit, durably: nothing here is needed.
             if let Some(f) = &state.file {
                 let io = |e| Error::io(&self.path, e);
                 f.truncate(0).map_err(io)?;
                 f.sync().map_err(io)?;
                 state.len = 0;
+                *synced = 0;
             }
         }
         Ok(())
@@ -194,5 +226,27 @@ mod tests {
         assert_eq!(unfinished(&fs, dir, store).unwrap(), vec![13]);
         // Another store's records fail their checks.
         assert!(unfinished(&fs, dir, StoreId(8)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_log_is_emptied_past_its_limit_only_when_every_intent_has_its_commit() {
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let store = StoreId(7);
+        let log = BatchLog::new(dir, store);
+        let len = || fs.open(&dir.join(BATCHES)).unwrap().len().unwrap();
+        log.intent(&fs, 1).unwrap(); // Left open throughout.
+        let pairs = TRIM_AT / (2 * RECORD as u64) + 2;
+        for v in 0..pairs {
+            log.intent(&fs, 10 + v).unwrap();
+            log.commit(&fs, 10 + v).unwrap();
+        }
+        assert!(len() > TRIM_AT, "an open intent keeps the log");
+        assert_eq!(unfinished(&fs, dir, store).unwrap(), vec![1]);
+        log.commit(&fs, 1).unwrap();
+        assert_eq!(len(), 0, "every intent committed: emptied");
+        log.intent(&fs, 99).unwrap();
+        assert_eq!(unfinished(&fs, dir, store).unwrap(), vec![99]);
     }
 }
