@@ -59,6 +59,7 @@ mod repair;
 mod scan;
 mod stats;
 mod sync;
+mod tombstones;
 mod version;
 pub mod vfs;
 

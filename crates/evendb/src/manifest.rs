@@ -71,6 +71,8 @@ pub(crate) struct Manifest {
     /// Versions of `Sync` write batches a crash left unfinished: hidden
     /// from every read (see `recovery::batches`). Sorted.
     pub hidden: Vec<u64>,
+    /// Range deletes (see `tombstones`).
+    pub tombstones: Vec<crate::tombstones::RangeTombstone>,
 }
 
 impl Manifest {
@@ -102,10 +104,26 @@ impl Manifest {
         }
         // Written only when there are some, so stores that never lost a
         // batch keep the layout older releases read.
-        if !self.hidden.is_empty() {
+        if !self.hidden.is_empty() || !self.tombstones.is_empty() {
             body.put_u32(self.hidden.len() as u32);
             for &v in &self.hidden {
                 body.put_u64(v);
+            }
+        }
+        if !self.tombstones.is_empty() {
+            body.put_u32(self.tombstones.len() as u32);
+            for t in &self.tombstones {
+                body.put_u64(t.version);
+                body.put_u32(t.lo.len() as u32);
+                body.extend_from_slice(&t.lo);
+                match &t.hi {
+                    Some(h) => {
+                        body.put_u8(1);
+                        body.put_u32(h.len() as u32);
+                        body.extend_from_slice(h);
+                    }
+                    None => body.put_u8(0),
+                }
             }
         }
         let mut out = Vec::with_capacity(body.len() + 28);
@@ -200,6 +218,33 @@ impl Manifest {
                 }
                 hidden = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
             }
+            let mut tombstones = Vec::new();
+            if d.remaining() > 4 {
+                let n = d.u32()? as usize;
+                if n > d.remaining() / 13 {
+                    return None;
+                }
+                for _ in 0..n {
+                    let version = d.u64()?;
+                    let lo_len = d.u32()? as usize;
+                    if lo_len > MAX_KEY_SIZE {
+                        return None;
+                    }
+                    let lo = d.bytes(lo_len)?.to_vec();
+                    let hi = match d.u8()? {
+                        0 => None,
+                        1 => {
+                            let hi_len = d.u32()? as usize;
+                            if hi_len > MAX_KEY_SIZE {
+                                return None;
+                            }
+                            Some(d.bytes(hi_len)?.to_vec())
+                        }
+                        _ => return None,
+                    };
+                    tombstones.push(crate::tombstones::RangeTombstone { lo, hi, version });
+                }
+            }
             (d.remaining() == 4).then_some(Manifest {
                 store,
                 generation,
@@ -210,6 +255,7 @@ impl Manifest {
                 cuts,
                 obsolete,
                 hidden,
+                tombstones,
             })
         })();
         let m = parsed.ok_or_else(|| corrupt(16, "malformed manifest body"))?;
@@ -318,6 +364,7 @@ mod tests {
             cuts: vec![(2, (2 << 40) + 17)],
             obsolete: vec![2, 8],
             hidden: Vec::new(),
+            tombstones: Vec::new(),
         }
     }
 
@@ -329,6 +376,22 @@ mod tests {
         let mut h = sample();
         h.hidden = vec![(3 << 40) + 5, (3 << 40) + 9];
         assert_eq!(h.encode().len(), m.encode().len() + 4 + 16);
+        assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
+        // Range deletes, bounded and not.
+        h.tombstones = vec![
+            crate::tombstones::RangeTombstone {
+                lo: b"app7|".to_vec(),
+                hi: Some(b"app7}".to_vec()),
+                version: (3 << 40) + 11,
+            },
+            crate::tombstones::RangeTombstone {
+                lo: b"z".to_vec(),
+                hi: None,
+                version: (3 << 40) + 12,
+            },
+        ];
+        assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
+        h.hidden.clear();
         assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
     }
 

@@ -137,6 +137,14 @@ pub fn repair(src: impl AsRef<Path>, dest: impl AsRef<Path>) -> Result<RepairRep
     match manifest {
         Some(m) => {
             let cuts = RecoveryTable::from_cuts(m.cuts.clone()).with_hidden(m.hidden.clone());
+            // Range deletes the recovery point keeps delete what they cover.
+            let tombstones = crate::tombstones::Tombstones::new(
+                m.tombstones
+                    .iter()
+                    .filter(|t| cuts.visible(t.version))
+                    .cloned()
+                    .collect(),
+            );
             for (i, c) in m.chunks.iter().enumerate() {
                 let end = m.chunks.get(i + 1).map(|n| n.min_key.as_slice());
                 let in_range = |k: &[u8]| k >= c.min_key.as_slice() && end.is_none_or(|e| k < e);
@@ -152,7 +160,10 @@ pub fn repair(src: impl AsRef<Path>, dest: impl AsRef<Path>) -> Result<RepairRep
                     .map(|&n| (src.to_path_buf(), n, FileKind::Log));
                 for (dir, n, kind) in files.into_iter().chain(logs) {
                     salvage_file(&st, &dir, n, kind, m.store, &mut report, &mut |e| {
-                        if in_range(&e.key) && cuts.visible(e.version) {
+                        if in_range(&e.key)
+                            && cuts.visible(e.version)
+                            && e.version >= tombstones.floor(&e.key, u64::MAX)
+                        {
                             keep_newest(&mut kept, e);
                         }
                     });

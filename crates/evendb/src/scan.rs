@@ -17,13 +17,21 @@ use std::sync::Arc;
 pub(crate) struct SnapshotGuard {
     pub inner: Arc<DbInner>,
     pub version: u64,
+    /// The range deletes: every one at or below `version` was published
+    /// before the snapshot was taken (it waits for them as for batches).
+    pub tombstones: Arc<crate::tombstones::Tombstones>,
 }
 
 impl SnapshotGuard {
     /// A snapshot for reads of `[lo, hi)` (`hi = None`: unbounded).
     pub fn new(inner: Arc<DbInner>, lo: &[u8], hi: Option<&[u8]>) -> Self {
         let version = inner.versions.acquire_snapshot(lo, hi);
-        SnapshotGuard { inner, version }
+        let tombstones = inner.tombstones.load_full();
+        SnapshotGuard {
+            inner,
+            version,
+            tombstones,
+        }
     }
 }
 
@@ -285,6 +293,7 @@ impl Scan {
             to.as_deref(),
             self.snap.version,
             &inner.recovery,
+            self.snap.tombstones.clone(),
             &room,
         )?;
         self.source = Some(Source::Funk {
@@ -301,6 +310,7 @@ impl Scan {
     /// The next pair from the current chunk, or `None` when it is used up.
     fn next_in_source(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let version = self.snap.version;
+        let tombstones = Some(&self.snap.tombstones).filter(|t| !t.is_empty());
         loop {
             let (key, value) = match self.source.as_mut() {
                 None => return Ok(None),
@@ -316,7 +326,11 @@ impl Scan {
                     if end_key.as_deref().is_some_and(|e| *cell.key >= *e) {
                         return Ok(None);
                     }
-                    let value = cell.read(version).flatten();
+                    let floor = match &tombstones {
+                        Some(t) => t.floor(&cell.key, version),
+                        None => 0,
+                    };
+                    let value = cell.read_from(version, floor).flatten();
                     (cell.key.to_vec(), value)
                 }
                 Some(Source::Funk { groups, end_key }) => {

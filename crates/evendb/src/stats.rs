@@ -116,6 +116,8 @@ stats! {
         /// Write batches committed (their puts and deletes are counted in
         /// `puts` and `deletes` too).
         batches,
+        /// Range and prefix deletes.
+        range_deletes,
         /// Gets that found a batch in progress over their key and read from
         /// a snapshot, waiting for it.
         gets_behind_batch,

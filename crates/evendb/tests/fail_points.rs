@@ -1,5 +1,5 @@
 //! A crash at each named fail point of split, merge, funk rebalance,
-//! write batches (in `Sync` mode), checkpoint and recovery: the step fails there, the machine loses power
+//! write batches (in `Sync` mode), range deletes, checkpoint and recovery: the step fails there, the machine loses power
 //! (each file keeping a random part of what was not synced), and the store
 //! must recover a prefix of the writes at or after the last checkpoint.
 //! Every fail point must be reached.
@@ -35,6 +35,8 @@ const POINTS: &[&str] = &[
     "batch.after_intent",
     "batch.after_first_record",
     "batch.before_commit",
+    "range_delete.before_publish",
+    "range_delete.after_publish",
     "checkpoint.after_snapshot",
     "checkpoint.before_record",
     "checkpoint.after_record",
@@ -129,6 +131,16 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             continue;
         }
         let roll = rng.u8(0..100);
+        if trap.point.starts_with("range_delete.") && roll < 3 {
+            let app = rng.u8(0..12);
+            let (a, b) = (rng.u32(0..500), rng.u32(0..500));
+            let lo = format!("{app:02}|{:05}", a.min(b));
+            let hi = format!("{app:02}|{:05}", a.max(b));
+            if !p.delete_range(db, lo.as_bytes(), hi.as_bytes(), false) {
+                return;
+            }
+            continue;
+        }
         if trap.batches() && roll < 30 {
             let mut batch = evendb::WriteBatch::new();
             for _ in 0..rng.usize(2..10) {

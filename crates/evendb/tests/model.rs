@@ -220,10 +220,17 @@ fn run_sequence(seed: u64, ops: usize) -> evendb::Stats {
             }
             93..=95 => db.compact().unwrap(),
             96..=97 => {
-                // Mass delete of a key range, so chunks underflow and merge.
+                // Mass delete of a key range, so chunks underflow and merge:
+                // key by key, or by one range delete.
                 let (lo, hi) = (bound(&mut rng), bound(&mut rng));
+                let by_range = rng.bool();
+                if by_range {
+                    db.delete_range((lo.clone(), hi.clone())).unwrap();
+                }
                 for (k, _) in model_range(&model, &lo, &hi) {
-                    db.delete(&k).unwrap();
+                    if !by_range {
+                        db.delete(&k).unwrap();
+                    }
                     model.remove(&k);
                 }
             }
@@ -259,6 +266,7 @@ fn random_sequences_match_a_btreemap() {
         t.log_adoptions += s.log_adoptions;
         t.log_runs += s.log_runs;
         t.batches += s.batches;
+        t.range_deletes += s.range_deletes;
     }
     eprintln!(
         "{n} sequences x 400 ops: {} splits, {} merges, {} funk rebalances, {} munk loads, \
@@ -286,6 +294,7 @@ fn random_sequences_match_a_btreemap() {
         "the op mix must adopt logs and write runs"
     );
     assert!(t.batches > 0, "the op mix must write batches");
+    assert!(t.range_deletes > 0, "the op mix must delete ranges");
 }
 
 /// The model test with several threads on one store: each thread owns the

@@ -81,7 +81,16 @@ fn cycles(sync: bool, name: &str, default: u64) -> Report {
         fs.set_fault(Some(Fault::CrashAt(rng.u64(1..600))));
         for i in 0..rng.u32(50..400) {
             let roll = rng.u8(0..100);
-            if roll < 8 {
+            if roll < 2 {
+                // Drop part of an app: all of it or none survives.
+                let app = rng.u8(0..24);
+                let (a, b) = (rng.u32(0..400), rng.u32(0..400));
+                let lo = format!("{app:02}|{:05}", a.min(b));
+                let hi = format!("{app:02}|{:05}", a.max(b));
+                if !pending.delete_range(&db, lo.as_bytes(), hi.as_bytes(), sync) {
+                    break;
+                }
+            } else if roll < 8 {
                 // A batch over several apps: all of it or none survives.
                 let mut batch = evendb::WriteBatch::new();
                 for _ in 0..rng.usize(2..12) {

@@ -48,6 +48,8 @@ pub(crate) mod task {
     /// A munk-less chunk is scanned while its log is too large to index
     /// cheaply (a log written while it had a munk): rebuild it into a table.
     pub const COMPACT_LOG: u8 = 16;
+    /// A rebuild that drops what a range delete removed.
+    pub const RECLAIM: u8 = 32;
 }
 
 #[derive(Debug)]

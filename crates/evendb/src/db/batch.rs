@@ -63,7 +63,7 @@ impl DbInner {
             return Ok(0);
         };
         let sync = self.opts.durability == Durability::Sync;
-        let ticket = self.versions.begin_batch(&ops[first].0, &ops[last].0);
+        let ticket = self.versions.begin_batch(&ops[first].0, Some(&ops[last].0));
         let version = ticket.version;
         let mut applied = Vec::with_capacity(order.len());
         let run = (|| {

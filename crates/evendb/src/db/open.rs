@@ -175,6 +175,7 @@ impl Db {
                     cuts: Vec::new(),
                     obsolete: Vec::new(),
                     hidden: Vec::new(),
+                    tombstones: Vec::new(),
                 };
                 let opened = CheckpointFile::open(st, dir, store)?;
                 (m, opened)
@@ -245,6 +246,12 @@ impl Db {
         let carried = opened.logs;
         let recovery_table =
             RecoveryTable::from_cuts(manifest.cuts.clone()).with_hidden(manifest.hidden.clone());
+        // A range delete recovery hides (after its checkpoint) never
+        // happened: it goes (from the manifest at the next publish).
+        manifest
+            .tombstones
+            .retain(|t| recovery_table.visible(t.version));
+        let tombstones = crate::tombstones::Tombstones::new(manifest.tombstones.clone());
 
         let chunks: Vec<Arc<Chunk>> = manifest
             .chunks
@@ -263,6 +270,7 @@ impl Db {
             recovery: recovery_table,
             checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch, carried),
             batch_log: crate::recovery::batches::BatchLog::new(dir, manifest.store),
+            tombstones: arc_swap::ArcSwap::from_pointee(tombstones),
             index: Index::new(chunks),
             published: Mutex::new(Published { manifest }),
             counters: Counters::default(),

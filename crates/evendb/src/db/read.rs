@@ -75,14 +75,24 @@ impl DbInner {
         self.touch(chunk);
         let max_version = version.unwrap_or(u64::MAX);
         let c = self.counters.local();
-        if let Some(m) = chunk.munk() {
-            stats::add(&c.gets_munk, 1);
-            return Ok(m.read(key, max_version));
-        }
+        // The tag before the tombstones: a range delete publishes its
+        // tombstone, then bumps the generation, so a get that sees the new
+        // generation sees the tombstone (and one that does not cannot cache
+        // what it read).
         let tag = Tag {
             chunk_id: chunk.id,
             generation: chunk.generation.load(Ordering::Acquire),
         };
+        let tombstones = self.tombstones.load();
+        let floor = if tombstones.is_empty() {
+            0
+        } else {
+            tombstones.floor(key, max_version)
+        };
+        if let Some(m) = chunk.munk() {
+            stats::add(&c.gets_munk, 1);
+            return Ok(m.read_from(key, max_version, floor));
+        }
         if version.is_none() {
             if let Some(v) = self.row_cache.get(key, tag) {
                 stats::add(&c.gets_row_cache, 1);
@@ -94,6 +104,7 @@ impl DbInner {
         let view = ReadView {
             max_version,
             recovery: &self.recovery,
+            floor,
         };
         let mut probe = stats::FilterProbe::default();
         let got = funk.get(key, view, &mut probe);

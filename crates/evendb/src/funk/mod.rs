@@ -67,11 +67,13 @@ pub(crate) struct OpenInfo {
 pub(crate) struct ReadView<'a> {
     pub max_version: u64,
     pub recovery: &'a RecoveryTable,
+    /// Versions below this were deleted by a range delete (0: none).
+    pub floor: u64,
 }
 
 impl ReadView<'_> {
     pub fn admits(&self, version: u64) -> bool {
-        version <= self.max_version && self.recovery.visible(version)
+        version <= self.max_version && version >= self.floor && self.recovery.visible(version)
     }
 }
 
@@ -493,6 +495,9 @@ pub(crate) struct FunkScan {
     to: Option<Vec<u8>>,
     max_version: u64,
     recovery: RecoveryTable,
+    /// Range deletes, and the floor they give the key being read.
+    tombstones: Arc<crate::tombstones::Tombstones>,
+    floor: u64,
     failed: bool,
 }
 
@@ -536,6 +541,7 @@ impl Funk {
         to: Option<&[u8]>,
         max_version: u64,
         recovery: &RecoveryTable,
+        tombstones: Arc<crate::tombstones::Tombstones>,
         room: &dyn Fn(u64),
     ) -> Result<FunkScan> {
         let mut logs = Vec::new();
@@ -561,6 +567,8 @@ impl Funk {
             to: to.map(<[u8]>::to_vec),
             max_version,
             recovery: recovery.clone(),
+            tombstones,
+            floor: 0,
             failed: false,
         })
     }
@@ -568,7 +576,7 @@ impl Funk {
 
 impl FunkScan {
     fn admits(&self, version: u64) -> bool {
-        version <= self.max_version && self.recovery.visible(version)
+        version <= self.max_version && version >= self.floor && self.recovery.visible(version)
     }
 
     /// The smallest key any source has left.
@@ -604,6 +612,9 @@ impl FunkScan {
         let Some(key) = self.next_key()? else {
             return Ok(None);
         };
+        if !self.tombstones.is_empty() {
+            self.floor = self.tombstones.floor(&key, self.max_version);
+        }
         // Log records are newer than table entries of the same key: the
         // newest admitted record of any segment wins.
         let mut best: Option<(usize, RecordPtr)> = None;
@@ -642,11 +653,12 @@ impl FunkScan {
             best = None;
         }
         let mut from_table: Option<Option<Vec<u8>>> = None;
+        let (max, floor, recovery) = (self.max_version, self.floor, &self.recovery);
         if let Some(t) = self.table.as_mut() {
             while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
                 if let Some(Ok(e)) = t.next() {
                     let admitted =
-                        e.version <= self.max_version && self.recovery.visible(e.version);
+                        e.version <= max && e.version >= floor && recovery.visible(e.version);
                     if from_table.is_none() && admitted {
                         from_table = Some(e.value);
                     }

@@ -82,9 +82,10 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         for (c, frozen) in [(&a, &frozen_a), (&b, &frozen_b)] {
             let groups =
                 frozen.key_groups(&c.min_key, c.end_key.as_deref(), None, &inner.recovery)?;
+            let ts = inner.tombstones.load();
             for group in groups {
                 let (_, versions) = group?;
-                for e in gc_group(versions, w) {
+                for e in gc_group(super::apply_tombstones(versions, &ts, w), w) {
                     out.add(&e)?;
                 }
             }

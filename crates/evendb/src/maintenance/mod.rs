@@ -102,6 +102,9 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
     {
         rebuild::compact_log(inner, chunk)?;
     }
+    if bits & task::RECLAIM != 0 && !chunk.is_retired() {
+        compact_unpoisoned(inner, chunk)?;
+    }
     if bits & task::MERGE != 0 && !chunk.is_retired() {
         merge(inner, chunk)?;
     }
@@ -175,6 +178,39 @@ fn small(inner: &DbInner, chunk: &Chunk) -> bool {
     chunk
         .funk()
         .is_some_and(|f| f.size_bytes() < inner.opts.max_chunk_size / 4)
+}
+
+/// Applies range deletes to one key's versions (newest first) before they
+/// are kept or dropped: once a tombstone covering the key is at or below
+/// `oldest_needed`, no reader needs the versions below it, so they go and
+/// a delete at the tombstone's version stands in for them (dropped at the
+/// bottom level like any oldest tombstone, kept in a run over a table).
+pub(crate) fn apply_tombstones(
+    mut versions: Vec<Entry>,
+    tombstones: &crate::tombstones::Tombstones,
+    oldest_needed: u64,
+) -> Vec<Entry> {
+    if tombstones.is_empty() {
+        return versions;
+    }
+    let Some(first) = versions.first() else {
+        return versions;
+    };
+    let floor = tombstones.floor(&first.key, oldest_needed);
+    if floor == 0 {
+        return versions;
+    }
+    if let Some(cut) = versions.iter().position(|e| e.version < floor) {
+        let key = versions[cut].key.clone();
+        versions.truncate(cut);
+        versions.push(Entry {
+            key,
+            value: None,
+            version: floor,
+            counter: 0,
+        });
+    }
+    versions
 }
 
 /// Keeps, of one key's versions (newest first), those a reader may need:
@@ -260,6 +296,28 @@ mod tests {
     #[test]
     fn gc_drops_a_bottom_tombstone_but_keeps_newer_values() {
         assert!(gc_group(vec![e("k", None, 5), e("k", Some("a"), 3)], 6).is_empty());
+        // A range delete at 5 over "k": below it nothing survives once no
+        // reader needs it; a newer version does.
+        let ts = crate::tombstones::Tombstones::new(vec![crate::tombstones::RangeTombstone {
+            lo: b"a".to_vec(),
+            hi: Some(b"m".to_vec()),
+            version: 5,
+        }]);
+        let old = vec![e("k", Some("b"), 4), e("k", Some("a"), 3)];
+        assert!(gc_group(apply_tombstones(old.clone(), &ts, 6), 6).is_empty());
+        assert_eq!(
+            apply_tombstones(old.clone(), &ts, 4),
+            old,
+            "a reader at 4 needs them"
+        );
+        let g = gc_group(
+            apply_tombstones(vec![e("k", Some("n"), 9), e("k", Some("a"), 3)], &ts, 6),
+            6,
+        );
+        assert_eq!(g, vec![e("k", Some("n"), 9), e("k", None, 5)]);
+        let run = gc_versions(apply_tombstones(old, &ts, 6), 6);
+        assert_eq!(run.len(), 1, "a run keeps the delete over the table");
+        assert!(run[0].value.is_none() && run[0].version == 5);
         let g = gc_group(vec![e("k", Some("n"), 9), e("k", None, 5)], 6);
         assert_eq!(g, vec![e("k", Some("n"), 9)]);
         let g = gc_group(vec![e("k", None, 9), e("k", Some("a"), 5)], 6);

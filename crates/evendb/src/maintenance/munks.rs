@@ -101,6 +101,7 @@ pub(crate) fn load_munk(
     }
     let mut charged = 0u64;
     let mut entries = Vec::new();
+    let tombstones = inner.tombstones.load_full();
     let built: Result<bool> = (|| {
         for group in funk.key_groups(
             &chunk.min_key,
@@ -109,6 +110,7 @@ pub(crate) fn load_munk(
             &inner.recovery,
         )? {
             let (key, versions) = group?;
+            let versions = super::apply_tombstones(versions, &tombstones, w);
             if let Some(e) = MunkEntry::from_versions(&key, versions, w) {
                 if !budget.try_reserve(Kind::Munks, e.charge(), headroom) {
                     return Ok(false);
@@ -196,7 +198,8 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
         return Ok(());
     }
     let w = inner.versions.refresh_watermark();
-    let entries = build::pruned(m.entries(), w);
+    let entries =
+        build::without_deleted(build::pruned(m.entries(), w), &inner.tombstones.load(), w);
     let spare = entries.len() / 2 + 64;
     let new = Munk::build(
         entries,

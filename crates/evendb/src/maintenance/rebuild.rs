@@ -260,6 +260,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
             pos += 1;
         }
         // Newest first; appended oldest first, as they came.
+        let versions = super::apply_tombstones(versions, &inner.tombstones.load(), w);
         for e in super::gc_versions(versions, w).into_iter().rev() {
             let counter = std::sync::atomic::AtomicU64::new(e.counter);
             run.append(&e.key, e.value.as_deref(), e.version, &counter, false)?;
@@ -375,8 +376,16 @@ pub(super) fn rebuild_locked(
     let outputs = match chunk.munk() {
         Some(m) => {
             let mut out = TableOutput::new(inner, u64::MAX);
+            let ts = inner.tombstones.load();
             for e in m.entries() {
-                for entry in e.table_entries(cut, w) {
+                let mut entries = super::apply_tombstones(e.table_entries(cut, w), &ts, w);
+                while entries
+                    .last()
+                    .is_some_and(|e| e.value.is_none() && e.version <= w)
+                {
+                    entries.pop();
+                }
+                for entry in entries {
                     out.add(&entry)?;
                 }
             }
@@ -395,9 +404,10 @@ pub(super) fn rebuild_locked(
                 None,
                 &inner.recovery,
             )?;
+            let ts = inner.tombstones.load();
             for group in groups {
                 let (_, versions) = group?;
-                for entry in gc_group(versions, w) {
+                for entry in gc_group(super::apply_tombstones(versions, &ts, w), w) {
                     out.add(&entry)?;
                 }
             }

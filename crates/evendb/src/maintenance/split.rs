@@ -110,7 +110,11 @@ pub(super) fn munk_split(
         return inner.poison(e).map(|()| true);
     }
     let w = inner.versions.refresh_watermark();
-    let entries = build::pruned(munk.entries(), w);
+    let entries = build::without_deleted(
+        build::pruned(munk.entries(), w),
+        &inner.tombstones.load(),
+        w,
+    );
     let pieces = cut_where_inserts_go(entries, parts, &munk.recent_keys());
     let cut = chunk.counter.load(Ordering::Acquire);
     // The parts take over the old munk's charge for the chains they share.

@@ -142,6 +142,42 @@ pub(crate) fn pruned(entries: Vec<MunkEntry>, watermark: u64) -> Vec<MunkEntry> 
         .collect()
 }
 
+/// Drops what range deletes at or below `watermark` removed: a key's
+/// versions below its floor (see `tombstones`), and the key if nothing is
+/// left above it. Cuts links in place, as [`prune_chain`] does: no reader
+/// at or above the watermark reads below a floor under it.
+pub(crate) fn without_deleted(
+    entries: Vec<MunkEntry>,
+    tombstones: &crate::tombstones::Tombstones,
+    watermark: u64,
+) -> Vec<MunkEntry> {
+    if tombstones.is_empty() {
+        return entries;
+    }
+    entries
+        .into_iter()
+        .filter_map(|e| {
+            let floor = tombstones.floor(&e.key, watermark);
+            if floor == 0 {
+                return Some(e);
+            }
+            let head = e.head.clone()?;
+            if head.version < floor {
+                return None;
+            }
+            let mut node = head.clone();
+            while let Some(older) = node.older().filter(|o| o.version >= floor) {
+                node = older;
+            }
+            node.cut();
+            Some(MunkEntry {
+                key: e.key,
+                head: Some(head),
+            })
+        })
+        .collect()
+}
+
 /// Cuts sorted entries into `parts` runs of about equal data size, never
 /// empty. Fewer runs come back when there are fewer entries than parts.
 pub(crate) fn cut(entries: Vec<MunkEntry>, parts: usize) -> Vec<Vec<MunkEntry>> {

@@ -171,11 +171,18 @@ impl Cell {
     }
 
     /// The value of the newest version at or below `max_version`: `None`
-    /// if there is none, `Some(None)` for a tombstone. Takes no reference.
-    pub fn read(&self, max_version: u64) -> Option<Option<Vec<u8>>> {
+    /// if there is none, `Some(None)` for a tombstone, ignoring versions
+    /// below `floor` (a range delete's): `Some(None)` if the newest one at
+    /// or below `max_version` is below it. Takes no reference.
+    pub fn read_from(&self, max_version: u64, floor: u64) -> Option<Option<Vec<u8>>> {
         let head = self.head.load();
-        head.as_ref()?
-            .with_visible(max_version, |v| v.value.as_deref().map(<[u8]>::to_vec))
+        head.as_ref()?.with_visible(max_version, |v| {
+            if v.version < floor {
+                None
+            } else {
+                v.value.as_deref().map(<[u8]>::to_vec)
+            }
+        })
     }
 }
 
@@ -363,8 +370,14 @@ impl Munk {
 
     /// The value of `key` at `max_version` (`None` if absent or deleted),
     /// copied out without taking references.
+    #[cfg(test)]
     pub fn read(&self, key: &[u8], max_version: u64) -> Option<Vec<u8>> {
-        self.find(key)?.read(max_version).flatten()
+        self.read_from(key, max_version, 0)
+    }
+
+    /// [`Munk::read`] ignoring versions below `floor` (see `tombstones`).
+    pub fn read_from(&self, key: &[u8], max_version: u64, floor: u64) -> Option<Vec<u8>> {
+        self.find(key)?.read_from(max_version, floor).flatten()
     }
 
     /// Makes room for a put of `key` with a value of `value_len` bytes:

@@ -129,16 +129,17 @@ impl Versions {
         }
     }
 
-    /// Starts a write batch whose keys lie in `lo..=hi`: announces the
+    /// Starts a write batch (or range delete) whose keys lie in `lo..=hi`
+    /// (`None`: unbounded): announces the
     /// range, then takes a version no other write or snapshot has. GV
     /// moves by two, so puts that read it before share the old value, puts
     /// after read the new one, and the value between is the batch's alone
     /// (recovery can hide one batch by its version).
-    pub fn begin_batch(&self, lo: &[u8], hi: &[u8]) -> BatchTicket<'_> {
+    pub fn begin_batch(&self, lo: &[u8], hi: Option<&[u8]>) -> BatchTicket<'_> {
         self.batches.fetch_add(1, Ordering::SeqCst);
         let announced = self.pending.announce(Op::Batch {
             lo: lo.to_vec(),
-            hi: hi.to_vec(),
+            hi: hi.map(<[u8]>::to_vec),
             version: None,
         });
         let version = self.gv.fetch_add(2, Ordering::SeqCst) + 1;

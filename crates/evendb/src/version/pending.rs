@@ -40,10 +40,11 @@ pub(crate) enum Op {
     Idle,
     /// A put of `key`; `version` is `None` until it has read GV.
     Put { key: Vec<u8>, version: Option<u64> },
-    /// A write batch: every key it writes lies in `lo..=hi`.
+    /// A write batch or range delete: every key it writes lies in
+    /// `lo..=hi` (`hi = None`: to the end of the key space).
     Batch {
         lo: Vec<u8>,
-        hi: Vec<u8>,
+        hi: Option<Vec<u8>>,
         version: Option<u64>,
     },
     /// A scan of `[lo, hi)` (`hi = None`: unbounded); `version` is `None`
@@ -202,8 +203,8 @@ impl PendingOps {
                         hi: b_hi,
                         version: v,
                     } => {
-                        let overlaps =
-                            b_hi.as_slice() >= lo && hi.is_none_or(|h| b_lo.as_slice() < h);
+                        let overlaps = b_hi.as_deref().is_none_or(|bh| bh >= lo)
+                            && hi.is_none_or(|h| b_lo.as_slice() < h);
                         overlaps && v.is_none_or(|v| v <= version)
                     }
                     _ => false,
@@ -226,7 +227,7 @@ impl PendingOps {
         let slots: Vec<Arc<Slot>> = self.slots.read().clone();
         slots.iter().any(|slot| {
             matches!(&*slot.op.lock(), Op::Batch { lo, hi, .. }
-                if lo.as_slice() <= key && key <= hi.as_slice())
+                if lo.as_slice() <= key && hi.as_deref().is_none_or(|h| key <= h))
         })
     }
 

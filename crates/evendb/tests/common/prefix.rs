@@ -73,6 +73,39 @@ impl Pending {
         }
     }
 
+    /// Deletes `[lo, hi)` through `db` and records it as deletes, all of
+    /// one version, of the keys the range holds at that point; or, if it
+    /// is the first write to fail, as the failed writes. Returns whether it
+    /// was acknowledged.
+    pub fn delete_range(&mut self, db: &Db, lo: &[u8], hi: &[u8], sync: bool) -> bool {
+        let mut state = self.base.clone();
+        for w in &self.writes {
+            apply(&mut state, w);
+        }
+        let result = db.delete_range_stamped(lo..hi);
+        let version = *result.as_ref().unwrap_or(&u64::MAX);
+        let deletes = state.range(lo.to_vec()..hi.to_vec()).map(|(k, _)| Write {
+            key: k.clone(),
+            value: None,
+            version,
+        });
+        match result {
+            Ok(_) => {
+                self.writes.extend(deletes);
+                if sync {
+                    self.durable = self.writes.len();
+                }
+                true
+            }
+            Err(_) => {
+                if self.failed.is_empty() {
+                    self.failed = deletes.collect();
+                }
+                false
+            }
+        }
+    }
+
     /// Writes `batch` through `db` and records its operations as writes
     /// of one version (so no cut falls inside it), or, if it is the first
     /// to fail, as the failed writes. Returns whether it was acknowledged.

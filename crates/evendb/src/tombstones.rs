@@ -1,0 +1,101 @@
+//! Range tombstones: what `Db::delete_range` leaves.
+//!
+//! A tombstone deletes every record of a key in `[lo, hi)` whose version is
+//! below its own: a reader at version `r` ignores, for a key, every record
+//! below the newest tombstone covering the key at or below `r` (the key's
+//! **floor**). Records written after the delete have larger versions and
+//! stay. Rebuilds drop the records a tombstone deletes once no reader can
+//! need them (the tombstone is at or below the oldest needed version).
+//! Tombstones are kept in the manifest; they are few (one per range
+//! delete), and a store with none pays one empty check per read.
+
+/// One range delete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RangeTombstone {
+    pub lo: Vec<u8>,
+    /// Exclusive end; `None`: to the end of the key space.
+    pub hi: Option<Vec<u8>>,
+    pub version: u64,
+}
+
+impl RangeTombstone {
+    pub fn covers(&self, key: &[u8]) -> bool {
+        key >= self.lo.as_slice() && self.hi.as_deref().is_none_or(|h| key < h)
+    }
+
+    /// True if the tombstone's range meets `[lo, hi)`.
+    pub fn overlaps(&self, lo: &[u8], hi: Option<&[u8]>) -> bool {
+        hi.is_none_or(|h| self.lo.as_slice() < h) && self.hi.as_deref().is_none_or(|h| lo < h)
+    }
+}
+
+/// The store's range tombstones, swapped whole when one is added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Tombstones {
+    list: Vec<RangeTombstone>,
+}
+
+impl Tombstones {
+    pub fn new(mut list: Vec<RangeTombstone>) -> Self {
+        list.sort_by_key(|t| t.version);
+        Tombstones { list }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    #[cfg(test)]
+    pub fn list(&self) -> &[RangeTombstone] {
+        &self.list
+    }
+
+    /// The same tombstones and `t`.
+    pub fn with(&self, t: RangeTombstone) -> Tombstones {
+        let mut list = self.list.clone();
+        list.push(t);
+        Tombstones::new(list)
+    }
+
+    /// The version below which a reader at `max_version` ignores `key`'s
+    /// records: the newest tombstone covering `key` at or below
+    /// `max_version`; 0 if none.
+    pub fn floor(&self, key: &[u8], max_version: u64) -> u64 {
+        self.list
+            .iter()
+            .rev()
+            .filter(|t| t.version <= max_version)
+            .find(|t| t.covers(key))
+            .map_or(0, |t| t.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(lo: &str, hi: Option<&str>, version: u64) -> RangeTombstone {
+        RangeTombstone {
+            lo: lo.into(),
+            hi: hi.map(Into::into),
+            version,
+        }
+    }
+
+    #[test]
+    fn the_floor_is_the_newest_covering_tombstone_a_reader_sees() {
+        let ts = Tombstones::new(vec![t("b", Some("d"), 20), t("a", None, 10)]);
+        assert_eq!(ts.floor(b"c", u64::MAX), 20);
+        assert_eq!(
+            ts.floor(b"c", 15),
+            10,
+            "a reader below 20 sees the older one"
+        );
+        assert_eq!(ts.floor(b"c", 9), 0);
+        assert_eq!(ts.floor(b"d", u64::MAX), 10, "the end is exclusive");
+        assert_eq!(ts.floor(b"0", u64::MAX), 0);
+        assert!(ts.list()[0].overlaps(b"0", Some(b"b")));
+        assert!(!ts.list()[1].overlaps(b"0", Some(b"b")));
+        assert!(ts.list()[1].overlaps(b"c", None));
+    }
+}

@@ -1,0 +1,205 @@
+//! Range and prefix deletes: what they remove and keep, snapshots taken
+//! before them, reopening, the space they give back, and readers running
+//! while they happen.
+
+mod common;
+
+use evendb::vfs::MemFs;
+use evendb::{Db, Options};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn key(app: u32, i: u32) -> Vec<u8> {
+    format!("app{app:02}|{i:06}").into_bytes()
+}
+
+fn open(fs: &MemFs, budget: u64) -> Db {
+    Options::default()
+        .storage(Arc::new(fs.clone()))
+        .max_chunk_size(32 << 10)
+        .max_log_size(8 << 10)
+        .block_size(1024)
+        .memory_budget(budget)
+        .maintenance_threads(0)
+        .open(common::dir())
+        .unwrap()
+}
+
+fn fill(db: &Db) {
+    for i in 0..3000u32 {
+        for app in 0..4 {
+            db.put(key(app, i), [app as u8; 40]).unwrap();
+        }
+    }
+}
+
+/// Bytes of the chunks' tables and logs.
+fn disk(db: &Db) -> u64 {
+    db.chunks()
+        .unwrap()
+        .iter()
+        .map(|c| c.table_bytes + c.log_bytes)
+        .sum()
+}
+
+fn count(db: &Db, prefix: &str) -> usize {
+    db.prefix(prefix).map(|r| r.unwrap()).count()
+}
+
+#[test]
+fn a_range_delete_removes_its_range_only_and_later_writes_stay() {
+    for (what, budget) in [("munks", 64u64 << 20), ("no munks", 16 << 10)] {
+        let fs = MemFs::new();
+        let db = open(&fs, budget);
+        fill(&db);
+        let before: Pairs = common::all(&db);
+        let snap = db.snapshot();
+        // App 1 before event 1000, and all of app 2.
+        db.delete_range(key(1, 0)..key(1, 1000)).unwrap();
+        db.delete_prefix("app02|").unwrap();
+        db.put(key(1, 5), "after").unwrap();
+        let want: Pairs = before
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.as_slice();
+                !(k >= key(1, 0).as_slice() && k < key(1, 1000).as_slice())
+                    && !k.starts_with(b"app02|")
+            })
+            .cloned()
+            .chain([(key(1, 5), b"after".to_vec())])
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
+        let check = |db: &Db, ctx: &str| {
+            assert!(common::all(db) == want, "{what}, {ctx}: scan");
+            let mut rev: Pairs = db
+                .scan::<&[u8], _>(..)
+                .rev()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            rev.reverse();
+            assert!(rev == want, "{what}, {ctx}: reverse scan");
+            for (k, v) in [
+                (key(1, 4), None),
+                (key(1, 5), Some(b"after".to_vec())),
+                (key(1, 999), None),
+            ] {
+                assert_eq!(db.get(&k).unwrap(), v, "{what}, {ctx}: get {k:?}");
+            }
+            assert_eq!(db.get(key(1, 1000)).unwrap().map(|v| v.len()), Some(40));
+            assert_eq!(db.get(key(2, 7)).unwrap(), None);
+            assert_eq!(count(db, "app00|"), 3000);
+            assert_eq!(count(db, "app02|"), 0);
+            assert_eq!(count(db, "app01|"), 2001);
+        };
+        check(&db, "at once");
+        // A snapshot taken before still reads everything.
+        let old: Pairs = snap.scan::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
+        assert!(old == before, "{what}: the snapshot lost data");
+        assert_eq!(snap.get(key(2, 7)).unwrap().map(|v| v.len()), Some(40));
+        drop(snap);
+        db.compact().unwrap();
+        check(&db, "compacted");
+        drop(db);
+        let db = open(&fs, budget);
+        check(&db, "reopened");
+        assert_eq!(db.stats().range_deletes, 0, "counters start at zero");
+    }
+}
+
+#[test]
+fn the_space_comes_back_once_no_snapshot_needs_it() {
+    let fs = MemFs::new();
+    let db = open(&fs, 16 << 10);
+    fill(&db);
+    db.compact().unwrap();
+    let full = disk(&db);
+    let snap = db.snapshot();
+    for app in 0..3 {
+        db.delete_prefix(format!("app{app:02}|")).unwrap();
+    }
+    db.compact().unwrap();
+    assert!(
+        disk(&db) * 10 > full * 9,
+        "a snapshot older than the deletes keeps their data"
+    );
+    assert_eq!(snap.prefix("app00|").count(), 3000);
+    drop(snap);
+    db.compact().unwrap();
+    let left = disk(&db);
+    assert!(
+        left * 2 < full,
+        "{left} bytes left of {full} after deleting three apps of four"
+    );
+    assert_eq!(count(&db, "app03|"), 3000);
+    assert_eq!(common::all(&db).len(), 3000);
+}
+
+#[test]
+fn bounds_are_checked_and_empty_ranges_change_nothing() {
+    let fs = MemFs::new();
+    let db = open(&fs, 16 << 20);
+    fill(&db);
+    let big = vec![b'k'; evendb::MAX_KEY_SIZE + 1];
+    assert!(matches!(
+        db.delete_range(big.clone()..),
+        Err(evendb::Error::InvalidArgument(_))
+    ));
+    db.delete_range(key(1, 10)..key(1, 10)).unwrap();
+    db.delete_range(key(1, 10)..key(1, 5)).unwrap();
+    assert_eq!(common::all(&db).len(), 12000);
+    assert_eq!(db.stats().range_deletes, 0);
+    // Inclusive and exclusive bounds.
+    db.delete_range(key(0, 10)..=key(0, 20)).unwrap();
+    assert_eq!(count(&db, "app00|"), 3000 - 11);
+    db.delete_range::<&[u8], _>(..).unwrap();
+    assert_eq!(common::all(&db), Vec::new());
+    assert_eq!(db.stats().range_deletes, 2);
+}
+
+#[test]
+fn readers_never_see_part_of_a_range_delete() {
+    let fs = MemFs::new();
+    let db = Options::default()
+        .storage(Arc::new(fs.clone()))
+        .max_chunk_size(16 << 10)
+        .max_log_size(4 << 10)
+        .memory_budget(256 << 10)
+        .maintenance_threads(2)
+        .open(common::dir())
+        .unwrap();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Rounds: fill app 5 with 300 keys at once, then drop it.
+            let mut b = evendb::WriteBatch::new();
+            for n in 1..=60u32 {
+                b.clear();
+                for i in 0..300 {
+                    b.put(key(5, i), n.to_le_bytes());
+                }
+                db.write(&b).unwrap();
+                db.delete_prefix("app05|").unwrap();
+            }
+            done.store(true, Ordering::Release);
+        });
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !done.load(Ordering::Acquire) {
+                    // A scan sees a whole round or nothing: never part of
+                    // one deleted.
+                    let n = count(&db, "app05|");
+                    assert!(n == 0 || n == 300, "a scan saw {n} of 300 keys");
+                    let rev = db.prefix("app05|").rev().map(|r| r.unwrap()).count();
+                    assert!(
+                        rev == 0 || rev == 300,
+                        "a reverse scan saw {rev} of 300 keys"
+                    );
+                }
+            });
+        }
+    });
+    assert_eq!(db.stats().range_deletes, 60);
+}
