@@ -180,7 +180,7 @@ fn munk_seek(munk: &Munk, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     let mut i = munk.seek(from);
     while let Some((cell, next)) = munk.at(i) {
-        let value = cell.read(u64::MAX).flatten();
+        let value = cell.read_from(u64::MAX, 0).flatten();
         if let Some(v) = value {
             out.push((cell.key.to_vec(), v));
         }
@@ -250,6 +250,7 @@ fn funk_of_table_and_log_conforms() {
         let view = ReadView {
             max_version: u64::MAX,
             recovery: &recovery,
+            floor: 0,
         };
         for p in probes() {
             let got = funk
