@@ -94,6 +94,18 @@ enum Command {
     Put { key: String, value: String },
     /// Remove KEY (succeeds if it was absent).
     Delete { key: String },
+    /// Remove every key of a range or prefix at once (one manifest write,
+    /// however many keys), e.g. an app's events, or all before a date.
+    ///
+    /// Needs --from, --to or --prefix; --all removes every key. Readers
+    /// see all of it or none; the space comes back as chunks are rebuilt.
+    DeleteRange {
+        #[command(flatten)]
+        range: Range,
+        /// With no bounds: remove every key.
+        #[arg(long)]
+        all: bool,
+    },
     /// Print key<TAB>value pairs in ascending key order (descending with
     /// --reverse).
     ///

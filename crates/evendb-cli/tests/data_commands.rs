@@ -107,6 +107,31 @@ fn scan_honours_from_to_prefix_and_limit_in_key_order() {
 }
 
 #[test]
+fn delete_range_removes_a_prefix_or_a_range_and_refuses_no_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for k in ["app1|01", "app1|02", "app1|03", "app2|01", "app3|01"] {
+        ok(&db, &["put", k, "v"]);
+    }
+    ok(
+        &db,
+        &["delete-range", "--prefix", "app1|", "--from", "app1|02"],
+    );
+    assert_eq!(
+        ok(&db, &["scan", "--keys-only"]),
+        "app1|01\napp2|01\napp3|01\n"
+    );
+    ok(&db, &["delete-range", "--to", "app3|"]);
+    assert_eq!(ok(&db, &["scan", "--keys-only"]), "app3|01\n");
+    let r = evendb(&db, &["delete-range"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--all"), "{r:?}");
+    assert_eq!(ok(&db, &["scan", "--keys-only"]), "app3|01\n");
+    ok(&db, &["delete-range", "--all"]);
+    assert_eq!(ok(&db, &["scan"]), "");
+}
+
+#[test]
 fn binary_keys_go_in_as_hex_and_come_out_as_hex() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store");

@@ -1,10 +1,11 @@
-//! `get`, `put`, `delete`, `scan`.
+//! `get`, `put`, `delete`, `delete-range`, `scan`.
 
 use super::{stdout_failed, Context};
 use crate::failure::{exit, Failure, Outcome};
 use crate::store::{self, Create};
 use crate::Range;
 use std::io::{BufWriter, Write};
+use std::ops::Bound;
 
 pub fn get(ctx: &Context, key: &str) -> Outcome<u8> {
     let key = ctx.key(key)?;
@@ -56,6 +57,21 @@ pub fn delete(ctx: &Context, key: &str) -> Outcome<u8> {
         )
     };
     db.delete(&key).map_err(failed)?;
+    db.flush().map_err(failed)?;
+    Ok(exit::OK)
+}
+
+pub fn delete_range(ctx: &Context, range: &Range, all: bool) -> Outcome<u8> {
+    let bounds = ctx.bounds(range)?;
+    let unbounded = matches!(bounds, (Bound::Unbounded, Bound::Unbounded));
+    if unbounded && !all {
+        return Err(Failure::new("delete-range needs --from, --to or --prefix")
+            .hint("to remove every key, pass --all")
+            .code(exit::USAGE));
+    }
+    let db = store::open(&ctx.db, Create::Never)?;
+    let failed = |e| Failure::engine("cannot delete the range", &ctx.db, e);
+    db.delete_range(bounds).map_err(failed)?;
     db.flush().map_err(failed)?;
     Ok(exit::OK)
 }

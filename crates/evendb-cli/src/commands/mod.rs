@@ -87,6 +87,7 @@ pub fn run(ctx: &Context, command: Command) -> Outcome<u8> {
         Command::Get { key } => data::get(ctx, &key),
         Command::Put { key, value } => data::put(ctx, &key, &value),
         Command::Delete { key } => data::delete(ctx, &key),
+        Command::DeleteRange { range, all } => data::delete_range(ctx, &range, all),
         Command::Scan {
             range,
             limit,
