@@ -78,6 +78,14 @@ pub struct Args {
     /// time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: u32,
+    /// Scans read newest-first, through each engine's own reverse
+    /// iteration: a scan of n records (E, E10, E100, E1000) reads the n
+    /// largest keys at or below its start key, in descending order; a
+    /// stream query reads its app's latest events newest-first
+    /// (`prefix(app).rev().take(n)`) instead of its last minute of events
+    /// in time order.
+    #[arg(long)]
+    pub reverse: bool,
     /// Key size in bytes (at least 14; stream keys are always 16).
     #[arg(long, default_value_t = 14)]
     pub key_size: usize,
@@ -226,6 +234,7 @@ pub fn job_for(
         dir: args.data_dir(engine, tag),
         threads: args.threads,
         batch_size: args.batch as usize,
+        reverse: args.reverse,
         seed: args.seed,
         dataset: DatasetSpec {
             records,
@@ -278,7 +287,7 @@ pub fn describe_job(job: &Job) -> String {
         ds.key_size
     };
     format!(
-        "{}: {} {} of {} B then {}",
+        "{}: {} {} of {} B then {}{}",
         job.engine.name(),
         crate::format::count(ds.records as f64),
         if ds.stream {
@@ -295,7 +304,12 @@ pub fn describe_job(job: &Job) -> String {
                 format!("{}/{}", r.workload.name(), r.distribution.name())
             })
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if job.reverse {
+            ", scans newest-first"
+        } else {
+            ""
+        }
     )
 }
 

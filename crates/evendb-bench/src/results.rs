@@ -64,6 +64,12 @@ pub struct RunResult {
     /// writes. 1 in results written before the field existed.
     #[serde(default = "one")]
     pub batch_size: usize,
+    /// Whether the phase's scans read newest-first (`--reverse`): a YCSB
+    /// scan of `n` records reads the `n` largest keys at or below its start
+    /// key, in descending order, and a stream query reads its app's latest
+    /// events. False in results written before the field existed.
+    #[serde(default)]
+    pub reverse: bool,
     pub key_size: usize,
     pub value_size: usize,
     pub duration_secs: f64,
@@ -144,10 +150,13 @@ impl RunResult {
 
     /// The name of the operation kind `op` for tables: with write batches,
     /// a write kind's latency is per batch, so `put` of a run with
-    /// `--batch 100` is `put×100`.
+    /// `--batch 100` is `put×100`; the scans of a `--reverse` run are
+    /// `scan-rev`.
     pub fn op_label(&self, op: &str) -> String {
         if self.batch() > 1 && WRITE_OPS.contains(&op) {
             format!("{op}×{}", self.batch())
+        } else if self.reverse && op == "scan" {
+            "scan-rev".to_string()
         } else {
             op.to_string()
         }
@@ -379,6 +388,34 @@ mod tests {
         assert_eq!(old.batch(), 1);
         let back: RunResult = serde_json::from_value(json).unwrap();
         assert_eq!(back.batch(), 100);
+    }
+
+    #[test]
+    fn the_scan_direction_is_in_the_json_and_older_results_read_as_forward() {
+        let r = RunResult {
+            reverse: true,
+            ..RunResult::default()
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["reverse"], true);
+        let back: RunResult = serde_json::from_value(json.clone()).unwrap();
+        assert!(back.reverse);
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("reverse");
+        let old: RunResult = serde_json::from_value(old).unwrap();
+        assert!(!old.reverse);
+        let forward = serde_json::to_value(RunResult::default()).unwrap();
+        assert_eq!(forward["reverse"], false);
+    }
+
+    #[test]
+    fn reverse_scans_are_labelled() {
+        let mut r = RunResult::default();
+        assert_eq!(r.op_label("scan"), "scan");
+        r.reverse = true;
+        assert_eq!(r.op_label("scan"), "scan-rev");
+        assert_eq!(r.op_label("get"), "get");
+        assert_eq!(r.op_label("insert"), "insert");
     }
 
     #[test]

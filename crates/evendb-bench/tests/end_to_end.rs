@@ -219,3 +219,89 @@ fn batched_run_counts_single_writes_and_one_latency_sample_per_batch() {
         assert_eq!(r["not_found"], 0, "every key read was loaded");
     }
 }
+
+/// Scans per phase and records they read, per scan.
+fn scans(r: &Value) -> (u64, f64) {
+    let n = r["latency_us"]["scan"]["count"].as_u64().unwrap();
+    (n, r["scanned_records"].as_u64().unwrap() as f64 / n as f64)
+}
+
+#[test]
+fn reverse_scans_of_workload_e_read_down_from_their_start_key() {
+    // Latest-simple starts most scans at the newest records: a forward
+    // scan from there finds few records above its start, a reverse scan
+    // finds its whole length (1 to 100, 50.5 on average) below it.
+    let e = |extra: &[&str]| {
+        let mut args = vec![
+            "--engine",
+            "evendb",
+            "--workload",
+            "E100",
+            "--distribution",
+            "latest",
+            "--records",
+            "2000",
+            "--operations",
+            "3000",
+            "--value-size",
+            "100",
+        ];
+        args.extend_from_slice(extra);
+        let report = run(&args);
+        report["results"].as_array().unwrap()[1].clone()
+    };
+    let reverse = e(&["--reverse"]);
+    assert_eq!(reverse["reverse"], true);
+    assert_eq!(reverse["failures"], 0);
+    let (n, per_scan) = scans(&reverse);
+    assert!(n > 2700, "{n} scans of 3000 operations");
+    assert!(
+        (47.0..54.0).contains(&per_scan),
+        "a reverse scan of 1-100 records read {per_scan:.1} on average"
+    );
+    assert_eq!(reverse["engine_stats_delta"]["scans"], n);
+    let forward = e(&[]);
+    assert_eq!(forward["reverse"], false);
+    let (_, forward_per_scan) = scans(&forward);
+    assert!(
+        forward_per_scan < 40.0,
+        "forward scans from the newest records read {forward_per_scan:.1} on average"
+    );
+}
+
+#[test]
+fn reverse_stream_queries_read_each_apps_latest_events() {
+    let stream = |extra: &[&str]| {
+        let mut args = vec![
+            "--engine",
+            "evendb",
+            "--workload",
+            "stream",
+            "--records",
+            "3000",
+            "--operations",
+            "500",
+            "--stream-apps",
+            "2000",
+            "--value-size",
+            "100",
+        ];
+        args.extend_from_slice(extra);
+        let report = run(&args);
+        report["results"].as_array().unwrap()[1].clone()
+    };
+    let reverse = stream(&["--reverse"]);
+    let forward = stream(&[]);
+    assert_eq!(
+        (&reverse["reverse"], &forward["reverse"]),
+        (&true.into(), &false.into())
+    );
+    let ((n, per_query), (_, forward_per_query)) = (scans(&reverse), scans(&forward));
+    assert!(n > 400, "{n} queries");
+    // The forward query reads the last of the stream's 10 minutes; the
+    // reverse one an app's latest 1000 events, whenever they came.
+    assert!(
+        per_query > 4.0 * forward_per_query && per_query <= 1000.0,
+        "reverse {per_query:.1}, forward {forward_per_query:.1} events per query"
+    );
+}

@@ -58,6 +58,17 @@ impl EvenDb {
     }
 }
 
+/// Counts the records and bytes of `items`, stopping at the first error.
+fn visit(items: impl Iterator<Item = evendb::Result<(Vec<u8>, Vec<u8>)>>) -> Result<ScanSummary> {
+    let mut summary = ScanSummary::default();
+    for item in items {
+        let (k, v) = item?;
+        summary.records += 1;
+        summary.bytes += k.len() + v.len();
+    }
+    Ok(summary)
+}
+
 impl Engine for EvenDb {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         Ok(self.db.put(key, value)?)
@@ -80,26 +91,21 @@ impl Engine for EvenDb {
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
-        let mut summary = ScanSummary::default();
-        let mut visit = |item: evendb::Result<(Vec<u8>, Vec<u8>)>| -> Result<()> {
-            let (k, v) = item?;
-            summary.records += 1;
-            summary.bytes += k.len() + v.len();
-            Ok(())
-        };
         match end {
-            Some(end) => {
-                for item in self.db.scan(start..end).take(count) {
-                    visit(item)?;
-                }
-            }
-            None => {
-                for item in self.db.scan(start..).take(count) {
-                    visit(item)?;
-                }
-            }
+            Some(end) => visit(self.db.scan(start..end).take(count)),
+            None => visit(self.db.scan(start..).take(count)),
         }
-        Ok(summary)
+    }
+
+    fn scan_rev(&self, start: &[u8], floor: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
+        match floor {
+            Some(floor) => visit(self.db.scan(floor..=start).rev().take(count)),
+            None => visit(self.db.scan(..=start).rev().take(count)),
+        }
+    }
+
+    fn prefix_rev(&self, prefix: &[u8], count: usize) -> Result<ScanSummary> {
+        visit(self.db.prefix(prefix).rev().take(count))
     }
 
     fn flush(&self) -> Result<()> {

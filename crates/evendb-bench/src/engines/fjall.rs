@@ -71,6 +71,17 @@ impl Fjall {
     }
 }
 
+/// Counts the records and bytes of `guards`, stopping at the first error.
+fn visit(guards: impl Iterator<Item = fjall::Guard>) -> Result<ScanSummary> {
+    let mut summary = ScanSummary::default();
+    for guard in guards {
+        let (k, v) = guard.into_inner()?;
+        summary.records += 1;
+        summary.bytes += k.len() + v.len();
+    }
+    Ok(summary)
+}
+
 impl Engine for Fjall {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.write(key, Some(value))
@@ -94,26 +105,23 @@ impl Engine for Fjall {
     }
 
     fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
-        let mut summary = ScanSummary::default();
-        let mut visit = |guard: fjall::Guard| -> Result<()> {
-            let (k, v) = guard.into_inner()?;
-            summary.records += 1;
-            summary.bytes += k.len() + v.len();
-            Ok(())
-        };
         match end {
-            Some(end) => {
-                for guard in self.keyspace.range(start..end).take(count) {
-                    visit(guard)?;
-                }
-            }
-            None => {
-                for guard in self.keyspace.range(start..).take(count) {
-                    visit(guard)?;
-                }
-            }
+            Some(end) => visit(self.keyspace.range(start..end).take(count)),
+            None => visit(self.keyspace.range(start..).take(count)),
         }
-        Ok(summary)
+    }
+
+    fn scan_rev(&self, start: &[u8], floor: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
+        match floor {
+            // An inverted range holds nothing.
+            Some(floor) if floor > start => Ok(ScanSummary::default()),
+            Some(floor) => visit(self.keyspace.range(floor..=start).rev().take(count)),
+            None => visit(self.keyspace.range(..=start).rev().take(count)),
+        }
+    }
+
+    fn prefix_rev(&self, prefix: &[u8], count: usize) -> Result<ScanSummary> {
+        visit(self.keyspace.prefix(prefix).rev().take(count))
     }
 
     fn flush(&self) -> Result<()> {

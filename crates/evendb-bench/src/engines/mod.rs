@@ -32,6 +32,17 @@
 //! durability as single puts: evendb `Db::write` in the store's durability
 //! mode, RocksDB `DB::write_opt` with the puts' `WriteOptions`, fjall a
 //! write batch committed with the puts' persist mode.
+//!
+//! # Reverse scans
+//!
+//! With `--reverse`, scans read newest-first through each engine's own
+//! reverse iteration ([`Engine::scan_rev`], [`Engine::prefix_rev`]): evendb
+//! `Db::scan(..=key).rev()` and `Db::prefix(p).rev()`; RocksDB a raw
+//! iterator positioned by `seek_for_prev` and stepped by `prev`, with the
+//! forward scan's `ReadOptions` (RocksDB's defaults) plus
+//! `iterate_lower_bound` (and `iterate_upper_bound` for a prefix) where the
+//! scan has a bound; fjall `Keyspace::range(..=key).rev()` and
+//! `Keyspace::prefix(p).rev()`.
 
 use std::path::Path;
 
@@ -148,6 +159,15 @@ pub trait Engine: Send + Sync {
     /// Visits up to `count` records in key order from `start` (inclusive),
     /// stopping early at `end` (exclusive) when given.
     fn scan(&self, start: &[u8], end: Option<&[u8]>, count: usize) -> Result<ScanSummary>;
+    /// The mirror of [`Engine::scan`]: visits up to `count` records in
+    /// descending key order from `start` (inclusive) down, that is the
+    /// `count` largest keys at or below `start`, stopping early below
+    /// `floor` (inclusive) when given.
+    fn scan_rev(&self, start: &[u8], floor: Option<&[u8]>, count: usize) -> Result<ScanSummary>;
+    /// Visits up to `count` records whose keys start with `prefix`, in
+    /// descending key order: an app's latest `count` events when its keys
+    /// end in a timestamp.
+    fn prefix_rev(&self, prefix: &[u8], count: usize) -> Result<ScanSummary>;
     /// Makes every write so far durable.
     fn flush(&self) -> Result<()>;
     /// Engine-specific counters, as `(name, value)` pairs.
@@ -314,6 +334,16 @@ pub fn durability_pairing(sync: bool) -> &'static str {
     }
 }
 
+/// The smallest key above every key that starts with `prefix`: the prefix
+/// with its last byte below 0xFF incremented and what follows dropped;
+/// `None` when every byte is 0xFF (no key bounds the prefix from above).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b != 0xFF)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
+}
+
 /// The cores the machine offers this process, at least 1.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -340,7 +370,16 @@ pub fn open(kind: EngineKind, path: &Path, config: &EngineConfig) -> Result<Box<
 
 #[cfg(test)]
 mod tests {
-    use super::PutBatch;
+    use super::{prefix_end, PutBatch};
+
+    #[test]
+    fn a_prefix_ends_at_its_last_byte_below_ff_incremented() {
+        assert_eq!(prefix_end(b"app1"), Some(b"app2".to_vec()));
+        assert_eq!(prefix_end(&[0, 0, 1, 0xFF]), Some(vec![0, 0, 2]));
+        assert_eq!(prefix_end(&[7, 0xFF, 0xFF]), Some(vec![8]));
+        assert_eq!(prefix_end(&[0xFF, 0xFF]), None);
+        assert_eq!(prefix_end(b""), None);
+    }
 
     #[test]
     fn a_put_batch_gives_back_its_pairs_in_order_and_clears_for_reuse() {

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Direction, IteratorMode,
-    LruCacheOptions, Options, ReadOptions, UniversalCompactOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIterator, Direction,
+    IteratorMode, LruCacheOptions, Options, ReadOptions, UniversalCompactOptions, WriteBatch,
+    WriteOptions, DB,
 };
 
 use super::rocksdb_config::{RocksPlan, RocksProfile, Style, Tuned};
@@ -124,6 +125,22 @@ fn tuned(opts: &mut Options, table: &mut BlockBasedOptions, t: &Tuned) {
     }
 }
 
+/// Visits up to `count` records from where `it` stands, stepping back with
+/// `prev` (never past the last record wanted).
+fn visit_back(mut it: DBRawIterator<'_>, count: usize) -> Result<ScanSummary> {
+    let mut summary = ScanSummary::default();
+    while summary.records < count {
+        let Some((k, v)) = it.item() else { break };
+        summary.records += 1;
+        summary.bytes += k.len() + v.len();
+        if summary.records < count {
+            it.prev();
+        }
+    }
+    it.status()?;
+    Ok(summary)
+}
+
 impl Engine for RocksDb {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         Ok(self.db.put_opt(key, value, &self.write)?)
@@ -161,6 +178,34 @@ impl Engine for RocksDb {
             summary.bytes += k.len() + v.len();
         }
         Ok(summary)
+    }
+
+    fn scan_rev(&self, start: &[u8], floor: Option<&[u8]>, count: usize) -> Result<ScanSummary> {
+        // The forward scan's read options (RocksDB's defaults), with the
+        // scan's bound as the iterator's lower bound.
+        let mut read = ReadOptions::default();
+        if let Some(floor) = floor {
+            read.set_iterate_lower_bound(floor.to_vec());
+        }
+        let mut it = self.db.raw_iterator_opt(read);
+        it.seek_for_prev(start);
+        visit_back(it, count)
+    }
+
+    fn prefix_rev(&self, prefix: &[u8], count: usize) -> Result<ScanSummary> {
+        let mut read = ReadOptions::default();
+        read.set_iterate_lower_bound(prefix.to_vec());
+        let end = super::prefix_end(prefix);
+        if let Some(end) = &end {
+            read.set_iterate_upper_bound(end.clone());
+        }
+        let mut it = self.db.raw_iterator_opt(read);
+        match &end {
+            // With the upper bound set, this is the last key below it.
+            Some(end) => it.seek_for_prev(end),
+            None => it.seek_to_last(),
+        }
+        visit_back(it, count)
     }
 
     fn flush(&self) -> Result<()> {

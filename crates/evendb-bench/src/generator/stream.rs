@@ -132,6 +132,11 @@ impl Stream {
         k
     }
 
+    /// The key prefix of app `app`'s events.
+    pub fn app_prefix(app: u32) -> [u8; 4] {
+        app.to_be_bytes()
+    }
+
     /// Scan bounds for app `app`'s events from `from_ts` on: `[start, end)`.
     pub fn recent_range(app: u32, from_ts: u64) -> ([u8; STREAM_KEY_SIZE], [u8; 4]) {
         let start = Self::key_at(app, from_ts, 0);

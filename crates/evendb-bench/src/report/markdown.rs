@@ -282,6 +282,9 @@ pub fn suite(
             n = args.batch
         );
     }
+    if args.reverse {
+        let _ = writeln!(out, "- scans: {}", super::REVERSE_NOTE);
+    }
     out.push_str(&engine_configurations(&report.results));
     let _ = writeln!(
         out,

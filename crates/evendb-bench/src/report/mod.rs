@@ -52,6 +52,9 @@ pub fn header(report: &Report) -> String {
             "write batches: every {n} writes of a worker (puts, updates, inserts, read-modify-writes' puts) written as one atomic batch (--batch {n}); write latencies are per batch, throughput counts operations"
         );
     }
+    if reverse(&report.results) {
+        let _ = writeln!(out, "scans: {REVERSE_NOTE}");
+    }
     let _ = writeln!(out, "engine configurations:");
     for (engine, summary, settings) in configurations(&report.results) {
         let _ = writeln!(out, "  {engine}: {summary}");
@@ -70,6 +73,14 @@ pub fn header(report: &Report) -> String {
     }
     out.push('\n');
     out
+}
+
+/// What `--reverse` does, as reports state it.
+pub const REVERSE_NOTE: &str = "newest-first (--reverse): a YCSB scan of n records reads the n largest keys at or below its start key, in descending order; a stream query reads its app's latest n events, newest first (prefix(app).rev().take(n)), instead of its last minute of events in time order. Each engine iterates backwards natively (evendb Scan::rev, RocksDB seek_for_prev + prev, fjall range/prefix .rev())";
+
+/// Whether any phase of `results` scanned newest-first (`--reverse`).
+pub fn reverse(results: &[RunResult]) -> bool {
+    results.iter().any(|r| r.reverse)
 }
 
 /// The largest write batch of `results`, if any phase wrote in batches of

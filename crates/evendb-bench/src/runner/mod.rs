@@ -87,6 +87,11 @@ pub struct Job {
     /// Puts per atomic write batch (`--batch`); 1 writes one put at a time.
     #[serde(default = "one")]
     pub batch_size: usize,
+    /// Scans read newest-first (`--reverse`): a YCSB scan of `n` records
+    /// reads the `n` largest keys at or below its start key, in descending
+    /// order; a stream query reads its app's latest events, newest first.
+    #[serde(default)]
+    pub reverse: bool,
 }
 
 fn one() -> usize {
@@ -417,7 +422,11 @@ fn run_mix(
             let op = mix.choose(&mut rng);
             let inserted = store.inserted.load(Ordering::Relaxed).max(1);
             if let (Some(s), Some(pop)) = (&store.stream, popularity.as_mut()) {
-                return stream_op(store, s, pop, op, max_scan, &mut rng, &mut values, writer);
+                let scan = StreamScan {
+                    max: max_scan,
+                    reverse: job.reverse,
+                };
+                return stream_op(store, s, pop, op, scan, &mut rng, &mut values, writer);
             }
             let chooser = chooser.as_mut().expect("YCSB runs have a chooser");
             match op {
@@ -467,7 +476,11 @@ fn run_mix(
                         .space
                         .key_into(chooser.next(inserted, &mut rng), &mut key);
                     let len = rng.usize(1..=max_scan);
-                    let s = store.engine.scan(&key, None, len)?;
+                    let s = if job.reverse {
+                        store.engine.scan_rev(&key, None, len)?
+                    } else {
+                        store.engine.scan(&key, None, len)?
+                    };
                     Ok(Outcome {
                         op,
                         written: 0,
@@ -508,24 +521,47 @@ fn run_mix(
     Ok(r)
 }
 
+/// How the stream's queries scan.
+#[derive(Clone, Copy)]
+struct StreamScan {
+    /// Most events a query reads.
+    max: usize,
+    /// Read the app's latest events newest-first instead of its last
+    /// minute of events in time order.
+    reverse: bool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn stream_op(
     store: &Store,
     s: &StreamState,
     pop: &mut AppPopularity,
     op: Op,
-    max_scan: usize,
+    scan: StreamScan,
     rng: &mut Rng,
     values: &mut Values,
     writer: &mut Writer,
 ) -> Result<Outcome> {
     let app = pop.next_app(rng);
     match op {
+        // "The latest events of one app", as a user would read them:
+        // `prefix(app).rev().take(n)`.
+        Op::Scan if scan.reverse => {
+            let summary = store
+                .engine
+                .prefix_rev(&Stream::app_prefix(app), scan.max)?;
+            Ok(Outcome {
+                op,
+                written: 0,
+                found: summary.records > 0,
+                scanned: summary.records as u64,
+            })
+        }
         Op::Scan => {
             let now_seq = store.next_insert.load(Ordering::Relaxed);
             let from = s.stream.timestamp(now_seq).saturating_sub(s.window_us);
             let (start, end) = Stream::recent_range(app, from);
-            let summary = store.engine.scan(&start, Some(&end), max_scan)?;
+            let summary = store.engine.scan(&start, Some(&end), scan.max)?;
             Ok(Outcome {
                 op,
                 written: 0,
@@ -764,6 +800,7 @@ where
         memory_budget_bytes: job.config.budget(),
         threads,
         batch_size: job.batch_size.max(1),
+        reverse: job.reverse,
         key_size: store.key_size,
         value_size: store.value_size,
         duration_secs: elapsed,

@@ -155,6 +155,12 @@ mod tests {
         fn scan(&self, _: &[u8], _: Option<&[u8]>, _: usize) -> Result<ScanSummary> {
             Ok(ScanSummary::default())
         }
+        fn scan_rev(&self, _: &[u8], _: Option<&[u8]>, _: usize) -> Result<ScanSummary> {
+            Ok(ScanSummary::default())
+        }
+        fn prefix_rev(&self, _: &[u8], _: usize) -> Result<ScanSummary> {
+            Ok(ScanSummary::default())
+        }
         fn flush(&self) -> Result<()> {
             Ok(())
         }

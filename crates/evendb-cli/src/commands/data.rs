@@ -76,6 +76,9 @@ pub fn delete_range(ctx: &Context, range: &Range, all: bool) -> Outcome<u8> {
     Ok(exit::OK)
 }
 
+/// A scan's pairs, in either direction.
+type Pairs = Box<dyn Iterator<Item = evendb::Result<(Vec<u8>, Vec<u8>)>>>;
+
 pub fn scan(
     ctx: &Context,
     range: &Range,
@@ -87,7 +90,7 @@ pub fn scan(
     let db = store::open(&ctx.db, Create::ReadOnly)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let scan = db.scan(bounds);
-    let pairs: Box<dyn Iterator<Item = evendb::Result<(Vec<u8>, Vec<u8>)>>> = if reverse {
+    let pairs: Pairs = if reverse {
         Box::new(scan.rev())
     } else {
         Box::new(scan)

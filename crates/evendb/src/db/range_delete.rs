@@ -41,11 +41,7 @@ impl DbInner {
             hi,
             version: ticket.version,
         };
-        let published = (|| {
-            crate::failpoint::failpoint!(self, "range_delete.before_publish");
-            self.publish(|m| m.tombstones.push(t.clone()))
-        })();
-        if let Err(e) = published {
+        if let Err(e) = self.publish_tombstone(&t) {
             self.poison_with(format!("a range delete failed: {e}"));
             return Err(e);
         }
@@ -68,5 +64,11 @@ impl DbInner {
             self.schedule(c, task::RECLAIM)?;
         }
         Ok(t.version)
+    }
+
+    /// Step 3's commit point: the manifest with the tombstone.
+    fn publish_tombstone(&self, t: &RangeTombstone) -> Result<()> {
+        crate::failpoint::failpoint!(self, "range_delete.before_publish");
+        self.publish(|m| m.tombstones.push(t.clone()))
     }
 }
