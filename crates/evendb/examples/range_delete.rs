@@ -17,7 +17,10 @@ use evendb::{Db, WriteBatch};
 use std::time::Instant;
 
 fn key(app: u32, event: u32) -> String {
-    format!("app{app:05}|{:012}", 1_700_000_000_000u64 + u64::from(event))
+    format!(
+        "app{app:05}|{:012}",
+        1_700_000_000_000u64 + u64::from(event)
+    )
 }
 
 fn disk(db: &Db) -> u64 {

@@ -314,7 +314,11 @@ mod tests {
             apply_tombstones(vec![e("k", Some("n"), 9), e("k", Some("a"), 3)], &ts, 6),
             6,
         );
-        assert_eq!(g, vec![e("k", Some("n"), 9)], "the bottom drops the delete too");
+        assert_eq!(
+            g,
+            vec![e("k", Some("n"), 9)],
+            "the bottom drops the delete too"
+        );
         let run = gc_versions(apply_tombstones(old, &ts, 6), 6);
         assert_eq!(run.len(), 1, "a run keeps the delete over the table");
         assert!(run[0].value.is_none() && run[0].version == 5);

@@ -102,6 +102,8 @@ struct State {
     bytes_read: u64,
     fault: Option<Fault>,
     dead: bool,
+    /// Bytes the linked files may hold in all (`None`: no limit).
+    capacity: Option<u64>,
 }
 
 fn injected() -> io::Error {
@@ -132,6 +134,26 @@ impl State {
         } else {
             Ok(())
         }
+    }
+
+    /// `ENOSPC` if growing file `id` to `new_len` bytes would pass the
+    /// capacity.
+    fn check_room(&self, id: u64, new_len: u64) -> io::Result<()> {
+        let Some(capacity) = self.capacity else {
+            return Ok(());
+        };
+        let linked: HashSet<u64> = self.entries.values().copied().collect();
+        let used: u64 = linked
+            .iter()
+            .filter(|&&f| f != id)
+            .filter_map(|f| self.files.get(f))
+            .map(|f| f.current.len() as u64)
+            .sum();
+        let own = self.files.get(&id).map_or(0, |f| f.current.len() as u64);
+        if new_len > own && used + new_len > capacity {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        Ok(())
     }
 
     fn file(&mut self, id: u64) -> io::Result<&mut FileData> {
@@ -185,6 +207,13 @@ impl MemFs {
         let mut st = self.state.lock();
         st.fault = fault;
         st.counted_ops = 0;
+    }
+
+    /// Limits the bytes all files may hold (`None`: no limit): a write
+    /// past it fails with `ENOSPC`, as on a full disk. Raising it frees
+    /// the disk.
+    pub fn set_capacity(&self, capacity: Option<u64>) {
+        self.state.lock().capacity = capacity;
     }
 
     /// State-changing operations counted since the last [`MemFs::set_fault`].
@@ -452,6 +481,9 @@ impl StorageFile for MemFile {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let id = self.id;
         self.with_state(true, |st| {
+            let end = offset + data.len() as u64;
+            let len = st.file(id)?.current.len() as u64;
+            st.check_room(id, end.max(len))?;
             let file = st.file(id)?;
             write_into(&mut file.current, offset, data);
             file.pending.push(FileOp::Write(offset, data.to_vec()));
