@@ -119,7 +119,7 @@ fn fs() -> MemFs {
 }
 
 fn write_table(fs: &MemFs, number: u64, entries: &[Entry]) -> Arc<TableReader> {
-    let mut w = TableWriter::create(fs, Path::new(DIR), number, STORE, 1, 256).unwrap();
+    let mut w = TableWriter::create(fs, Path::new(DIR), number, STORE, 1, 256, true).unwrap();
     for e in entries {
         w.add(e).unwrap();
     }

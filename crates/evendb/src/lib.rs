@@ -69,7 +69,7 @@ pub use db::Db;
 pub use entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 pub use error::{Error, Result};
 pub use integrity::IntegrityReport;
-pub use options::{Durability, Options};
+pub use options::{Compression, Durability, Options};
 pub use repair::{repair, RepairReport};
 pub use scan::{Scan, Snapshot};
 pub use stats::Stats;

@@ -5,6 +5,19 @@ use crate::vfs::{StdFs, Storage};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How table blocks are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Blocks as they are.
+    None,
+    /// Each block compressed with LZ4 when that saves an eighth or more
+    /// (else stored as it is). Logs are never compressed: they are the
+    /// data's first and often only copy, read record by record.
+    #[default]
+    Lz4,
+}
+
 /// What survives a crash, and what a put costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -51,6 +64,7 @@ pub struct Options {
     pub(crate) max_chunk_size: u64,
     pub(crate) max_log_size: u64,
     pub(crate) block_size: usize,
+    pub(crate) compression: Compression,
     pub(crate) maintenance_threads: usize,
     pub(crate) create_if_missing: bool,
     pub(crate) memory_budget: u64,
@@ -70,6 +84,7 @@ impl Default for Options {
             max_chunk_size: 8 << 20,
             max_log_size: 2 << 20,
             block_size: 4096,
+            compression: Compression::default(),
             maintenance_threads: default_maintenance_threads(),
             create_if_missing: true,
             memory_budget: 256 << 20,
@@ -153,6 +168,24 @@ impl Options {
     /// favour scans, smaller ones point reads.
     pub fn block_size(mut self, bytes: usize) -> Self {
         self.block_size = bytes;
+        self
+    }
+
+    /// How table blocks are stored. Default [`Compression::Lz4`]: blocks
+    /// of compressible values (text, JSON) take a fraction of the space
+    /// and of the device's bandwidth; blocks that do not shrink are stored
+    /// as they are, so incompressible values cost only the attempt. Tables
+    /// written with either setting are read with both.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = evendb::Options::default()
+    ///     .compression(evendb::Compression::None)
+    ///     .open(dir.path())?;
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
         self
     }
 

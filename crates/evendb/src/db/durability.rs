@@ -43,9 +43,11 @@ impl DbInner {
         // Never report data durable after a failed write or sync.
         self.check_poison()?;
         match self.opts.durability {
-            Durability::Sync => self.sync_logs(),
-            Durability::Buffered { .. } => self.checkpoint(),
+            Durability::Sync => self.sync_logs()?,
+            Durability::Buffered { .. } => self.checkpoint()?,
         }
+        // A checkpoint may have passed a range delete: its space can go.
+        self.schedule_reclaims()
     }
 
     /// One checkpoint (see the module docs for the steps).

@@ -76,6 +76,9 @@ pub(crate) struct DbInner {
     pub batch_log: crate::recovery::batches::BatchLog,
     /// Range deletes (see `tombstones`); the manifest holds them too.
     pub tombstones: arc_swap::ArcSwap<crate::tombstones::Tombstones>,
+    /// Range deletes whose space no rebuild could take back yet (a reader
+    /// or, in `Buffered` mode, the last checkpoint is older).
+    pub reclaims: Mutex<Vec<crate::tombstones::RangeTombstone>>,
     /// The running epoch's checkpoints.
     pub checkpoints: crate::recovery::Checkpoints,
     pub index: Index,
@@ -459,6 +462,7 @@ impl DbInner {
             store,
             generation,
             self.opts.block_size,
+            self.opts.compression == crate::Compression::Lz4,
         )
     }
 
@@ -626,6 +630,9 @@ fn checkpointer(inner: &Arc<DbInner>, interval: std::time::Duration) {
                 "background checkpoint of {} failed: {e}",
                 inner.dir.display()
             );
+        }
+        if let Err(e) = inner.schedule_reclaims() {
+            log::error!("queueing reclaims in {}: {e}", inner.dir.display());
         }
         guard = inner.stop_lock.lock();
     }

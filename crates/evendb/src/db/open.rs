@@ -271,6 +271,7 @@ impl Db {
             checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch, carried),
             batch_log: crate::recovery::batches::BatchLog::new(dir, manifest.store),
             tombstones: arc_swap::ArcSwap::from_pointee(tombstones),
+            reclaims: Mutex::new(Vec::new()),
             index: Index::new(chunks),
             published: Mutex::new(Published { manifest }),
             counters: Counters::default(),

@@ -7,9 +7,10 @@
 //!    failure poisons the store), then in memory, where every read applies
 //!    it from then on (`tombstones`); bump the generation of the chunks
 //!    over the range so the row cache serves none of their old values.
-//! 4. Clear the announcement; queue a rebuild (`task::RECLAIM`) of each
-//!    chunk over the range, which drops what the tombstone deleted once no
-//!    reader needs it, so the space comes back.
+//! 4. Clear the announcement. Once no reader needs what the tombstone
+//!    deleted (checked now and after each checkpoint), queue a rebuild
+//!    (`task::RECLAIM`) of each chunk over the range, which drops it: the
+//!    space comes back.
 //!
 //! The call costs one manifest store and a pass over the chunk index:
 //! proportional to the number of chunks, not of keys.
@@ -59,11 +60,41 @@ impl DbInner {
         }
         drop(ticket);
         stats::add(&self.counters.local().range_deletes, 1);
+        self.reclaims.lock().push(t.clone());
         crate::failpoint::failpoint!(self, "range_delete.after_publish");
-        for c in &over {
-            self.schedule(c, task::RECLAIM)?;
-        }
+        self.schedule_reclaims()?;
         Ok(t.version)
+    }
+
+    /// Queues a rebuild (`task::RECLAIM`) of the chunks over each range
+    /// delete no reader needs the data of any more (at or below the oldest
+    /// needed version, which in `Buffered` mode is at or below the last
+    /// checkpoint). Run after each range delete and each checkpoint.
+    pub(crate) fn schedule_reclaims(&self) -> Result<()> {
+        let ready: Vec<RangeTombstone> = {
+            let mut pending = self.reclaims.lock();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let w = self.versions.refresh_watermark();
+            let (ready, wait) = pending.drain(..).partition(|t| t.version <= w);
+            *pending = wait;
+            ready
+        };
+        for t in ready {
+            let over: Vec<Arc<crate::chunk::Chunk>> = self
+                .index
+                .load()
+                .chunks
+                .iter()
+                .filter(|c| t.overlaps(&c.min_key, c.end_key.as_deref()))
+                .cloned()
+                .collect();
+            for c in &over {
+                self.schedule(c, task::RECLAIM)?;
+            }
+        }
+        Ok(())
     }
 
     /// Step 3's commit point: the manifest with the tombstone.

@@ -186,9 +186,10 @@ impl Funk {
         self.logs().map(|l| l.appended()).sum()
     }
 
-    /// Approximate bytes of the chunk's data: table file plus logs.
+    /// Approximate bytes of the chunk's data: the table's before
+    /// compression, plus the logs.
     pub fn size_bytes(&self) -> u64 {
-        self.table.as_ref().map_or(0, |t| t.file_size) + self.log_bytes()
+        self.table.as_ref().map_or(0, |t| t.data_bytes()) + self.log_bytes()
     }
 
     /// The newest version of `key` that `view` admits, and where it was;

@@ -5,7 +5,11 @@
 //! data block*   entries sorted by (key asc, version desc, counter desc)
 //!   entry:      kind u8 | key_len u32 | value_len u32 | version u64 |
 //!               counter u64 | key | value                (25-byte header)
-//!   trailer:    crc u32 = crc32c(seed, block_offset_le64 ++ entries)
+//!   body:       format 1: the entries; format 2: the stored bytes, then
+//!               codec u8: 0 = the entries as they are, 1 = raw_len u32 |
+//!               LZ4 block of the entries (kept only when it saves an
+//!               eighth or more)
+//!   trailer:    crc u32 = crc32c(seed, block_offset_le64 ++ body)
 //! index block   count u32, then per data block:
 //!                 last_key_len u32 | last_key | offset u64 | len u32
 //!               (len includes the trailer)
@@ -26,7 +30,66 @@ use crate::codec::{checksum, Decoder, PutLe};
 use crate::entry::{Entry, KIND_DELETE, KIND_PUT, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 
 pub(crate) const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"EVNTABL1");
-pub(crate) const TABLE_FORMAT_VERSION: u32 = 1;
+/// Format 2 ends each block with its codec byte; format 1 tables (no
+/// codec byte) are still read.
+pub(crate) const TABLE_FORMAT_VERSION: u32 = 2;
+/// A block stored as its entries.
+const CODEC_RAW: u8 = 0;
+/// A block stored LZ4-compressed.
+const CODEC_LZ4: u8 = 1;
+/// The most bytes a compressed block may expand to (a block holds at most
+/// one block size plus one entry, and an entry is at most 16 MiB and 16
+/// KiB): a larger length read from disk is corruption, never allocated.
+const MAX_PLAIN_BLOCK: usize = 64 << 20;
+
+/// The body of a format-2 block holding `entries`: compressed when asked
+/// and worth it (an eighth or more saved), else as they are.
+pub(crate) fn encode_block(entries: &[u8], compress: bool, out: &mut Vec<u8>) {
+    out.clear();
+    if compress && entries.len() >= 64 {
+        let bound = lz4_flex::block::get_maximum_output_size(entries.len());
+        out.resize(4 + bound, 0);
+        out[..4].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+        if let Ok(n) = lz4_flex::block::compress_into(entries, &mut out[4..]) {
+            if 4 + n + 1 <= entries.len() - entries.len() / 8 {
+                out.truncate(4 + n);
+                out.push(CODEC_LZ4);
+                return;
+            }
+        }
+        out.clear();
+    }
+    out.extend_from_slice(entries);
+    out.push(CODEC_RAW);
+}
+
+/// The entries of a checked block body of a table of `format`: the body
+/// itself (format 1), its stored bytes, or those decompressed into
+/// `plain`. `None` if malformed.
+pub(crate) fn block_entries<'a>(
+    body: &'a [u8],
+    format: u32,
+    plain: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    if format < 2 {
+        return Some(body);
+    }
+    let (&codec, stored) = body.split_last()?;
+    match codec {
+        CODEC_RAW => Some(stored),
+        CODEC_LZ4 => {
+            let (len, lz) = stored.split_at_checked(4)?;
+            let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+            if len > MAX_PLAIN_BLOCK {
+                return None;
+            }
+            plain.resize(len, 0);
+            let n = lz4_flex::block::decompress_into(lz, plain).ok()?;
+            (n == len).then_some(&plain[..])
+        }
+        _ => None,
+    }
+}
 pub(crate) const FOOTER_LEN: usize = 64;
 
 pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) {
@@ -120,6 +183,8 @@ pub(crate) fn block_crc(seed: u32, offset: u64, body: &[u8]) -> u32 {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Footer {
+    /// The table's format (set by `decode`; `encode` writes the current).
+    pub version: u32,
     pub index_len: u32,
     pub index_offset: u64,
     pub entry_count: u64,
@@ -132,7 +197,7 @@ impl Footer {
     pub fn encode(&self, seed: u32) -> Vec<u8> {
         let mut out = Vec::with_capacity(FOOTER_LEN);
         out.put_u64(TABLE_MAGIC);
-        out.put_u32(TABLE_FORMAT_VERSION);
+        out.put_u32(self.version);
         out.put_u32(self.index_len);
         out.put_u64(self.index_offset);
         out.put_u64(self.entry_count);
@@ -165,6 +230,7 @@ impl Footer {
         }
         let f = (|| {
             Some(Footer {
+                version,
                 index_len: d.u32()?,
                 index_offset: d.u64()?,
                 entry_count: d.u64()?,

@@ -6,3 +6,6 @@ mod writer;
 
 pub(crate) use reader::{TableIter, TableReader};
 pub(crate) use writer::{TableWriter, BYTES_PER_SYNC};
+
+#[cfg(test)]
+mod tests;

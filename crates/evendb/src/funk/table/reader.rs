@@ -189,6 +189,17 @@ impl TableReader {
         self
     }
 
+    /// Bytes of data the table holds before compression (its entries as
+    /// blocks hold them): what chunk sizes are measured in.
+    pub fn data_bytes(&self) -> u64 {
+        if self.footer.version < 2 {
+            return self.file_size;
+        }
+        self.footer
+            .user_bytes
+            .saturating_add(self.footer.entry_count.saturating_mul(25))
+    }
+
     pub fn block_count(&self) -> usize {
         self.blocks.len()
     }
@@ -245,23 +256,29 @@ impl TableReader {
     }
 
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {
-        let mut buf = Vec::new();
+        let (mut buf, mut plain) = (Vec::new(), Vec::new());
         let body = self.checked_block(i, &mut buf)?.unwrap_or_default();
-        format::decode_entries(body).ok_or_else(|| {
-            Error::corruption(&self.path, self.blocks.start(i), "malformed table block")
-        })
+        format::block_entries(body, self.footer.version, &mut plain)
+            .and_then(format::decode_entries)
+            .ok_or_else(|| {
+                Error::corruption(&self.path, self.blocks.start(i), "malformed table block")
+            })
     }
 
     /// The newest entry of `key` whose version `admits` accepts.
     pub fn get(&self, key: &[u8], admits: &dyn Fn(u64) -> bool) -> Result<Option<Entry>> {
         thread_local! {
-            /// The block buffer of this thread's gets (no allocation and
-            /// no zeroing per get).
-            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            /// The block buffers of this thread's gets, as read and
+            /// decompressed (no allocation and no zeroing per get).
+            static BUF: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
+                const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
         }
         BUF.with(|b| match b.try_borrow_mut() {
-            Ok(mut buf) => self.get_with(key, admits, &mut buf),
-            Err(_) => self.get_with(key, admits, &mut Vec::new()),
+            Ok(mut bufs) => {
+                let (buf, plain) = &mut *bufs;
+                self.get_with(key, admits, buf, plain)
+            }
+            Err(_) => self.get_with(key, admits, &mut Vec::new(), &mut Vec::new()),
         })
     }
 
@@ -270,6 +287,7 @@ impl TableReader {
         key: &[u8],
         admits: &dyn Fn(u64) -> bool,
         buf: &mut Vec<u8>,
+        plain: &mut Vec<u8>,
     ) -> Result<Option<Entry>> {
         let mut i = self.block_for(key);
         while i < self.blocks.len() {
@@ -277,6 +295,8 @@ impl TableReader {
                 break;
             };
             let offset = self.blocks.start(i);
+            let body = format::block_entries(body, self.footer.version, plain)
+                .ok_or_else(|| Error::corruption(&self.path, offset, "malformed table block"))?;
             for e in format::entry_refs(body) {
                 let e = e.ok_or_else(|| {
                     Error::corruption(&self.path, offset, "malformed table block")
@@ -380,6 +400,10 @@ pub(crate) struct TableIter {
     body_end: usize,
     pos: usize,
     offset: u64,
+    /// The open block's entries when it was stored compressed (then `pos`
+    /// and `body_end` are in here).
+    plain: Vec<u8>,
+    in_plain: bool,
 }
 
 impl TableIter {
@@ -396,6 +420,8 @@ impl TableIter {
             body_end: 0,
             pos: 0,
             offset: 0,
+            plain: Vec::new(),
+            in_plain: false,
         }
     }
 
@@ -433,16 +459,41 @@ impl TableIter {
         self.offset = start;
         let body = checked_body(raw, self.table.seed, start)
             .ok_or_else(|| self.corrupt("table block failed its checksum"))?;
-        self.pos = at;
-        self.body_end = at + body.len();
         self.opened += 1;
+        match body.last() {
+            // Stored as it is: decode in place (format 2 ends with the
+            // codec byte; format 1 has none).
+            Some(&0) if self.table.footer.version >= 2 => {
+                self.in_plain = false;
+                self.pos = at;
+                self.body_end = at + body.len() - 1;
+            }
+            _ if self.table.footer.version < 2 => {
+                self.in_plain = false;
+                self.pos = at;
+                self.body_end = at + body.len();
+            }
+            _ => {
+                let n = format::block_entries(body, self.table.footer.version, &mut self.plain)
+                    .map(<[u8]>::len)
+                    .ok_or_else(|| self.corrupt("malformed table block"))?;
+                self.in_plain = true;
+                self.pos = 0;
+                self.body_end = n;
+            }
+        }
         Ok(true)
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             while self.pos < self.body_end {
-                let mut d = Decoder::new(&self.buf[self.pos..self.body_end]);
+                let bytes = if self.in_plain {
+                    &self.plain
+                } else {
+                    &self.buf
+                };
+                let mut d = Decoder::new(&bytes[self.pos..self.body_end]);
                 let Some(e) = format::decode_one(&mut d) else {
                     return Err(self.corrupt("malformed table block"));
                 };

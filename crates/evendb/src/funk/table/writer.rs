@@ -18,7 +18,13 @@ pub(crate) struct TableWriter {
     file: Arc<dyn StorageFile>,
     seed: u32,
     block_size: usize,
+    /// Compress blocks with LZ4 (see `format::encode_block`).
+    compress: bool,
     block: Vec<u8>,
+    /// A finished block's body, reused.
+    stored: Vec<u8>,
+    /// Bytes of the finished blocks before compression.
+    logical: u64,
     block_last_key: Vec<u8>,
     offset: u64,
     /// Bytes written since the last sync (see [`BYTES_PER_SYNC`]).
@@ -43,6 +49,7 @@ impl TableWriter {
         store: StoreId,
         generation: u64,
         block_size: usize,
+        compress: bool,
     ) -> Result<Self> {
         let path = dir.join(Self::file_name(number));
         let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
@@ -59,12 +66,16 @@ impl TableWriter {
             file,
             seed: codec::seed(store, FileKind::Table, number),
             block_size: block_size.max(256),
+            compress,
             block: Vec::new(),
+            stored: Vec::new(),
+            logical: 0,
             block_last_key: Vec::new(),
             offset: FILE_HEADER_LEN as u64,
             unsynced: 0,
             index: Vec::new(),
             footer: Footer {
+                version: format::TABLE_FORMAT_VERSION,
                 index_len: 0,
                 index_offset: 0,
                 entry_count: 0,
@@ -74,6 +85,14 @@ impl TableWriter {
             },
             last: None,
         })
+    }
+
+    /// Writes format 1 (blocks without a codec byte, never compressed), as
+    /// releases before compression did: for tests that such tables read.
+    #[cfg(test)]
+    pub fn format_1(mut self) -> Self {
+        self.footer.version = 1;
+        self
     }
 
     /// Adds the next entry; entries must come in (key asc, stamp desc) order.
@@ -96,9 +115,10 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Bytes of the table so far (written blocks plus the open one).
+    /// Bytes of data in the table so far, as blocks hold it before
+    /// compression (what chunk sizes are measured in).
     pub fn bytes(&self) -> u64 {
-        self.offset + self.block.len() as u64
+        self.logical + self.block.len() as u64
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
@@ -121,17 +141,24 @@ impl TableWriter {
             return Ok(());
         }
         let offset = self.offset;
-        let crc = format::block_crc(self.seed, offset, &self.block);
-        let mut block = std::mem::take(&mut self.block);
-        block.put_u32(crc);
-        self.write(&block)?;
+        let mut stored = std::mem::take(&mut self.stored);
+        if self.footer.version < 2 {
+            stored.clear();
+            stored.extend_from_slice(&self.block);
+        } else {
+            format::encode_block(&self.block, self.compress, &mut stored);
+        }
+        let crc = format::block_crc(self.seed, offset, &stored);
+        stored.put_u32(crc);
+        self.write(&stored)?;
         self.index.push((
             std::mem::take(&mut self.block_last_key),
             offset,
-            block.len() as u32,
+            stored.len() as u32,
         ));
-        block.clear();
-        self.block = block;
+        self.logical += self.block.len() as u64;
+        self.block.clear();
+        self.stored = stored;
         Ok(())
     }
 
