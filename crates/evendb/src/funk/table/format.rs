@@ -51,7 +51,7 @@ pub(crate) fn encode_block(entries: &[u8], compress: bool, out: &mut Vec<u8>) {
         out.resize(4 + bound, 0);
         out[..4].copy_from_slice(&(entries.len() as u32).to_le_bytes());
         if let Ok(n) = lz4_flex::block::compress_into(entries, &mut out[4..]) {
-            if 4 + n + 1 <= entries.len() - entries.len() / 8 {
+            if 4 + n < entries.len() - entries.len() / 8 {
                 out.truncate(4 + n);
                 out.push(CODEC_LZ4);
                 return;
