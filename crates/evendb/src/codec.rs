@@ -11,7 +11,7 @@ pub(crate) enum FileKind {
     Table = 2,
     Log = 3,
     Checkpoint = 4,
-    Batches = 5,
+    Journal = 5,
 }
 
 /// The checksum seed of one file: crc32c over a tag, the store's id, the

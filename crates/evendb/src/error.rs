@@ -43,6 +43,21 @@ pub enum Error {
     #[error("the store at {0} is open read-only; open it without read_only to write")]
     ReadOnly(PathBuf),
 
+    /// A read-only open of a store whose `Sync` commit journal holds
+    /// acknowledged write batches its chunk logs lack (a crash came before
+    /// they were synced): a read-only view would miss them. A read-write
+    /// open replays them (it needs a little free space).
+    #[error(
+        "the store at {dir} holds {writes} acknowledged writes only in its Sync journal; \
+         open it read-write once to replay them"
+    )]
+    NeedsReplay {
+        /// The store's directory.
+        dir: PathBuf,
+        /// Journaled writes missing from the chunk logs.
+        writes: u64,
+    },
+
     /// Another handle, in this process or another one, has the store open.
     #[error("the store at {0} is locked by another open handle; close it first")]
     Locked(PathBuf),

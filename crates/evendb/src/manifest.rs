@@ -68,9 +68,6 @@ pub(crate) struct Manifest {
     pub cuts: Vec<(u64, u64)>,
     /// Files no longer referred to, not yet known deleted.
     pub obsolete: Vec<u64>,
-    /// Versions of `Sync` write batches a crash left unfinished: hidden
-    /// from every read (see `recovery::batches`). Sorted.
-    pub hidden: Vec<u64>,
     /// Range deletes (see `tombstones`).
     pub tombstones: Vec<crate::tombstones::RangeTombstone>,
 }
@@ -102,14 +99,8 @@ impl Manifest {
         for &n in &self.obsolete {
             body.put_u64(n);
         }
-        // Written only when there are some, so stores that never lost a
-        // batch keep the layout older releases read.
-        if !self.hidden.is_empty() || !self.tombstones.is_empty() {
-            body.put_u32(self.hidden.len() as u32);
-            for &v in &self.hidden {
-                body.put_u64(v);
-            }
-        }
+        // Written only when there are some, so stores that never deleted
+        // a range keep the layout older releases read.
         if !self.tombstones.is_empty() {
             body.put_u32(self.tombstones.len() as u32);
             for t in &self.tombstones {
@@ -210,14 +201,6 @@ impl Manifest {
                 return None;
             }
             let obsolete = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
-            let mut hidden = Vec::new();
-            if d.remaining() > 4 {
-                let n = d.u32()? as usize;
-                if n > d.remaining() / 8 {
-                    return None;
-                }
-                hidden = (0..n).map(|_| d.u64()).collect::<Option<Vec<_>>>()?;
-            }
             let mut tombstones = Vec::new();
             if d.remaining() > 4 {
                 let n = d.u32()? as usize;
@@ -254,7 +237,6 @@ impl Manifest {
                 chunks,
                 cuts,
                 obsolete,
-                hidden,
                 tombstones,
             })
         })();
@@ -363,7 +345,6 @@ mod tests {
             ],
             cuts: vec![(2, (2 << 40) + 17)],
             obsolete: vec![2, 8],
-            hidden: Vec::new(),
             tombstones: Vec::new(),
         }
     }
@@ -372,11 +353,8 @@ mod tests {
     fn manifest_round_trips() {
         let m = sample();
         assert_eq!(Manifest::decode(&m.encode(), Path::new("M")).unwrap(), m);
-        // Hidden batch versions add a section only when there are some.
+        // Range deletes add a section only when there are some.
         let mut h = sample();
-        h.hidden = vec![(3 << 40) + 5, (3 << 40) + 9];
-        assert_eq!(h.encode().len(), m.encode().len() + 4 + 16);
-        assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
         // Range deletes, bounded and not.
         h.tombstones = vec![
             crate::tombstones::RangeTombstone {
@@ -391,8 +369,7 @@ mod tests {
             },
         ];
         assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
-        h.hidden.clear();
-        assert_eq!(Manifest::decode(&h.encode(), Path::new("M")).unwrap(), h);
+        assert!(h.encode().len() > m.encode().len());
     }
 
     #[test]

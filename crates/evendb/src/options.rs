@@ -22,10 +22,13 @@ pub enum Compression {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Durability {
-    /// A put returns only after its log record is on stable storage
-    /// (fsync). Concurrent puts to one chunk share an fsync. Every
-    /// acknowledged put survives a crash. Roughly an order of magnitude
-    /// slower than `Buffered` for small puts.
+    /// A write returns only after it is on stable storage: a put or
+    /// delete once its chunk log is fsynced (concurrent puts to one chunk
+    /// share an fsync), a batch once it is in the commit journal, fsynced
+    /// (one fsync per batch, shared by concurrent batches, whatever chunks
+    /// they write; an open replays the journal). Every acknowledged write
+    /// survives a crash. Slower than `Buffered` by an fsync per write or
+    /// group of writes.
     Sync,
     /// Puts are buffered and synced in the background every
     /// `sync_interval`; a crash (of the process or the machine) may lose the

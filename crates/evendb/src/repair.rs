@@ -136,7 +136,7 @@ pub fn repair(src: impl AsRef<Path>, dest: impl AsRef<Path>) -> Result<RepairRep
     };
     match manifest {
         Some(m) => {
-            let cuts = RecoveryTable::from_cuts(m.cuts.clone()).with_hidden(m.hidden.clone());
+            let cuts = RecoveryTable::from_cuts(m.cuts.clone());
             // Range deletes the recovery point keeps delete what they cover.
             let tombstones = crate::tombstones::Tombstones::new(
                 m.tombstones

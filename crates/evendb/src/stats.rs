@@ -118,6 +118,11 @@ stats! {
         batches,
         /// Range and prefix deletes.
         range_deletes,
+        /// Fsyncs of the `Sync` commit journal (each covers every write
+        /// journaled before it).
+        journal_syncs,
+        /// Journaled `Sync` writes replayed into chunk logs at open.
+        journal_replayed,
         /// Gets that found a batch in progress over their key and read from
         /// a snapshot, waiting for it.
         gets_behind_batch,

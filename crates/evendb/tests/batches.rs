@@ -93,6 +93,51 @@ fn a_read_only_open_refuses_batches() {
     assert!(matches!(db.write(&b), Err(Error::ReadOnly(_))));
 }
 
+#[test]
+fn a_sync_batch_takes_one_journal_fsync_and_a_crash_replays_it_whole() {
+    use evendb::vfs::CrashMode;
+    let fs = MemFs::new();
+    let db = common::open_tiny(&fs); // `Sync`, tiny chunks
+    let mut b = WriteBatch::new();
+    for i in 0..400u32 {
+        b.put(format!("{:05}", i * 7 % 400), [i as u8; 30]);
+    }
+    let before = db.stats();
+    db.write(&b).unwrap();
+    let s = db.stats();
+    assert!(s.chunks > 4, "{} chunks", s.chunks);
+    assert_eq!(
+        s.journal_syncs - before.journal_syncs,
+        1,
+        "one durable step"
+    );
+    assert_eq!(s.log_syncs, before.log_syncs, "no chunk log synced for it");
+    // Power fails: only what was synced survives, so the batch is only in
+    // the journal.
+    std::mem::forget(db);
+    fs.crash(CrashMode::DropUnsynced);
+    // A read-only open cannot replay: it refuses rather than show less.
+    let ro = common::tiny(&fs).read_only(true).open(common::dir());
+    assert!(
+        matches!(ro, Err(Error::NeedsReplay { writes: 400, .. })),
+        "{ro:?}"
+    );
+    let db = common::open_tiny(&fs);
+    assert_eq!(db.stats().journal_replayed, 1);
+    assert_eq!(common::all(&db).len(), 400);
+    drop(db);
+    // Replayed, synced and removed: the next opens replay nothing, and a
+    // read-only one opens.
+    let db = common::open_tiny(&fs);
+    assert_eq!(db.stats().journal_replayed, 0);
+    drop(db);
+    let ro = common::tiny(&fs)
+        .read_only(true)
+        .open(common::dir())
+        .unwrap();
+    assert_eq!(common::all(&ro).len(), 400);
+}
+
 const WRITERS: u64 = 3;
 const KEYS_PER_WRITER: u32 = 40;
 

@@ -32,9 +32,10 @@ const POINTS: &[&str] = &[
     "merge.after_table",
     "merge.after_publish",
     "merge.before_cleanup",
-    "batch.after_intent",
+    "batch.after_journal",
     "batch.after_first_record",
-    "batch.before_commit",
+    "journal.after_seal",
+    "journal.before_remove",
     "range_delete.before_publish",
     "range_delete.after_publish",
     "checkpoint.after_snapshot",
@@ -59,9 +60,10 @@ struct Trap {
 }
 
 impl Trap {
-    /// The batch points run in `Sync` mode with batches in the workload.
+    /// The batch and journal points run in `Sync` mode with batches in
+    /// the workload.
     fn batches(&self) -> bool {
-        self.point.starts_with("batch.")
+        self.point.starts_with("batch.") || self.point.starts_with("journal.")
     }
 
     fn options(&self) -> Options {
@@ -215,8 +217,10 @@ fn crash_at(point: &'static str, rng: &mut fastrand::Rng, ops: u32) -> Option<(T
         // Batches come every few writes: let a random number of them
         // commit first, so the crash has acknowledged ones to lose.
         skip: Arc::new(
-            (if point.starts_with("batch.") {
+            (if point.starts_with("batch.") || point.starts_with("range_delete.") {
                 rng.u64(5..80)
+            } else if point.starts_with("journal.") {
+                rng.u64(0..3)
             } else {
                 0
             })

@@ -7,24 +7,23 @@
 //!    (`Versions::begin_batch`). From here until step 5, a scan or
 //!    snapshot at or above that version waits for the batch, and a get of
 //!    a key in the range reads from such a snapshot (`DbInner::get_at`).
-//! 3. In `Sync` mode, record the batch's intent in `BATCHES`, synced.
+//! 3. In `Sync` mode, append the whole batch to the commit journal and
+//!    wait for its (shared) fsync (`recovery::journal`).
 //! 4. Apply every operation through the one write path with the batch's
 //!    version (`DbInner::apply`): each record goes to its chunk's log and
 //!    munk. Any failure poisons the store before step 5, so no checkpoint
 //!    can record a version at or past the batch's.
 //! 5. Clear the announcement: readers see the whole batch at once.
-//! 6. In `Sync` mode, sync every log the batch touched, then record its
-//!    commit in `BATCHES`, synced; a crash before that hides the batch at
-//!    the next open (`recovery::batches`). In `Buffered` mode a checkpoint
-//!    at or above the version waited for the batch, so recovery keeps all
-//!    of it or none.
+//! 6. `Sync`: the journal holds the batch durably, so an open after a
+//!    crash replays it whole; the logs are synced later, by the
+//!    checkpointer. `Buffered`: a checkpoint at or above the version
+//!    waited for the batch, so recovery keeps all of it or none.
 //! 7. Queue the maintenance each touched chunk needs.
 
 use super::DbInner;
 use crate::batch::MAX_BATCH_SIZE;
 use crate::entry::MAX_VALUE_SIZE;
 use crate::error::{Error, Result};
-use crate::options::Durability;
 use crate::stats;
 use std::sync::Arc;
 
@@ -62,15 +61,25 @@ impl DbInner {
         let (Some(&first), Some(&last)) = (order.first(), order.last()) else {
             return Ok(0);
         };
-        let sync = self.opts.durability == Durability::Sync;
         let ticket = self.versions.begin_batch(&ops[first].0, Some(&ops[last].0));
         let version = ticket.version;
         let mut applied = Vec::with_capacity(order.len());
+        let mut journaled = None;
         let run = (|| {
-            if sync {
-                self.batch_log.intent(self.storage.as_ref(), version)?;
+            if let Some(j) = &self.journal {
+                // The whole batch is durable before any record of it is
+                // in a log: an open replays it whole after a crash.
+                let list: Vec<(&[u8], Option<&[u8]>)> = order
+                    .iter()
+                    .map(|&i| (ops[i].0.as_slice(), ops[i].1.as_deref()))
+                    .collect();
+                let t = j.append(self.storage.as_ref(), version, &list)?;
+                journaled = Some(t);
+                if j.sync(t)? {
+                    stats::add(&self.counters.local().journal_syncs, 1);
+                }
             }
-            crate::failpoint::failpoint!(self, "batch.after_intent");
+            crate::failpoint::failpoint!(self, "batch.after_journal");
             for (n, &i) in order.iter().enumerate() {
                 let (key, value) = &ops[i];
                 applied.push(self.apply(key, value.as_deref(), Some(version))?);
@@ -82,31 +91,23 @@ impl DbInner {
         })();
         if let Err(e) = run {
             // Poisoned before the announcement clears: no checkpoint
-            // records this version, and readers see the batch's part only
-            // until the store is reopened, which hides it.
+            // records this version (`Buffered`), and the journal, if the
+            // batch reached it, replays it whole at the next open (`Sync`).
+            // Readers of this process may see part of it until then.
             self.poison_with(format!("a write batch failed part way: {e}"));
             drop(ticket);
             return Err(e);
         }
+        if let (Some(j), Some(t)) = (&self.journal, journaled) {
+            j.applied(t);
+        }
         drop(ticket);
 
-        // One entry per touched chunk: its funk and the furthest record end.
+        // One entry per touched chunk, for the maintenance it needs.
         let mut touched: Vec<&super::write::Applied> = Vec::new();
-        let mut ends: Vec<u64> = Vec::new();
         for a in &applied {
-            match touched.iter().position(|t| Arc::ptr_eq(&t.funk, &a.funk)) {
-                Some(p) => ends[p] = ends[p].max(a.end),
-                None => {
-                    touched.push(a);
-                    ends.push(a.end);
-                }
-            }
-        }
-        if sync {
-            self.sync_touched(&touched, &ends)?;
-            crate::failpoint::failpoint!(self, "batch.before_commit");
-            if let Err(e) = self.batch_log.commit(self.storage.as_ref(), version) {
-                return self.poison(e);
+            if !touched.iter().any(|t| Arc::ptr_eq(&t.funk, &a.funk)) {
+                touched.push(a);
             }
         }
         stats::add(&self.counters.local().batches, 1);
@@ -115,46 +116,4 @@ impl DbInner {
         }
         Ok(version)
     }
-
-    /// Syncs the logs a `Sync` batch touched, up to its records. Several
-    /// are synced at once from up to `SYNC_THREADS` threads: concurrent
-    /// fsyncs of files on one file system share its journal commits.
-    fn sync_touched(&self, touched: &[&super::write::Applied], ends: &[u64]) -> Result<()> {
-        let work: Vec<(&crate::funk::Funk, u64)> = touched
-            .iter()
-            .map(|t| &*t.funk)
-            .zip(ends.iter().copied())
-            .collect();
-        let threads = SYNC_THREADS.min(work.len());
-        if threads <= 1 {
-            for (funk, end) in work {
-                self.sync_applied(funk, end)?;
-            }
-            return Ok(());
-        }
-        let per = work.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = work
-                .chunks(per)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .try_for_each(|&(funk, end)| self.sync_applied(funk, end))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::InvalidArgument("sync thread panicked".into()))
-                    })
-                })
-                .collect::<Result<Vec<()>>>()
-                .map(|_| ())
-        })
-    }
 }
-
-/// Threads a `Sync` batch syncs its logs from.
-const SYNC_THREADS: usize = 8;

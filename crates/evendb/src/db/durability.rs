@@ -43,6 +43,10 @@ impl DbInner {
         // Never report data durable after a failed write or sync.
         self.check_poison()?;
         match self.opts.durability {
+            Durability::Sync if self.journal.is_some() => {
+                let _serial = self.checkpoints.serial.lock();
+                self.sync_journaled()?;
+            }
             Durability::Sync => self.sync_logs()?,
             Durability::Buffered { .. } => self.checkpoint()?,
         }
@@ -118,7 +122,25 @@ impl DbInner {
     pub(crate) fn record_lengths(&self) -> Result<()> {
         let _serial = self.checkpoints.serial.lock();
         self.check_poison()?;
+        self.sync_journaled()?;
         self.record_checkpoint(last_version(self.checkpoints.epoch))
+    }
+
+    /// `Sync` mode: syncs the chunk logs, then deletes the journal
+    /// segments whose writes were all in them (sealed first, so writes
+    /// journaled meanwhile wait for the next round).
+    fn sync_journaled(&self) -> Result<()> {
+        let Some(j) = &self.journal else {
+            return Ok(());
+        };
+        let st = self.storage.as_ref();
+        let done = j.seal(st).and_then(|sealed| {
+            crate::failpoint::failpoint!(self, "journal.after_seal");
+            self.sync_logs()?;
+            crate::failpoint::failpoint!(self, "journal.before_remove");
+            j.remove(st, &sealed)
+        });
+        done.or_else(|e| self.poison(e))
     }
 
     /// Makes `v` the snapshot the last checkpoint holds, releasing the one
@@ -139,6 +161,7 @@ impl DbInner {
         let _serial = self.checkpoints.serial.lock();
         self.check_poison()?;
         self.sync_logs()?;
+        self.sync_journaled()?;
         self.record_checkpoint(last_version(self.checkpoints.epoch))?;
         self.hold_checkpoint_snapshot(None);
         Ok(())

@@ -5,6 +5,7 @@ mod durability;
 mod open;
 mod range_delete;
 mod read;
+mod replay;
 mod write;
 
 pub(crate) use open::{is_engine_file, read_header, LOST_FOUND};
@@ -72,8 +73,8 @@ pub(crate) struct DbInner {
     pub versions: Versions,
     /// Versions of crashed epochs that reads must skip (fixed at open).
     pub recovery: RecoveryTable,
-    /// Intents and commits of `Sync` write batches.
-    pub batch_log: crate::recovery::batches::BatchLog,
+    /// The commit journal (`Sync` mode, read-write opens only).
+    pub journal: Option<crate::recovery::journal::Journal>,
     /// Range deletes (see `tombstones`); the manifest holds them too.
     pub tombstones: arc_swap::ArcSwap<crate::tombstones::Tombstones>,
     /// Range deletes whose space no rebuild could take back yet (a reader

@@ -49,7 +49,7 @@ fn is_store_file(name: &str) -> bool {
         || name == MANIFEST
         || name == MANIFEST_TMP
         || name == CHECKPOINT
-        || name == recovery::batches::BATCHES
+        || recovery::journal::number_of(name).is_some()
         || name == LOST_FOUND
         || is_engine_file(name).is_some()
 }
@@ -174,7 +174,6 @@ impl Db {
                     }],
                     cuts: Vec::new(),
                     obsolete: Vec::new(),
-                    hidden: Vec::new(),
                     tombstones: Vec::new(),
                 };
                 let opened = CheckpointFile::open(st, dir, store)?;
@@ -191,18 +190,6 @@ impl Db {
                     manifest.epoch
                 );
                 manifest.cuts.push((manifest.epoch, keep));
-            }
-            // `Sync` batches the crash left unfinished are hidden for good.
-            let unfinished = recovery::batches::unfinished(st, dir, manifest.store)?;
-            if !unfinished.is_empty() {
-                log::info!(
-                    "{}: hiding {} write batch(es) a crash left unfinished",
-                    dir.display(),
-                    unfinished.len()
-                );
-                manifest.hidden.extend(unfinished);
-                manifest.hidden.sort_unstable();
-                manifest.hidden.dedup();
             }
         }
         // A new epoch: every version written from now on is larger than any
@@ -224,13 +211,6 @@ impl Db {
             manifest.obsolete.clear();
             manifest.store(st, dir)?;
             crate::failpoint::failpoint!(opts opts, dir, "recovery.after_manifest");
-            // The manifest now holds what the batch log told: empty it for
-            // this epoch (a crash before this redoes the same, harmlessly).
-            let batches = dir.join(recovery::batches::BATCHES);
-            if st.exists(&batches).map_err(|e| Error::io(&batches, e))? {
-                st.remove(&batches).map_err(|e| Error::io(&batches, e))?;
-                st.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-            }
             crate::failpoint::failpoint!(opts opts, dir, "recovery.after_orphans");
             manifest.epoch
         };
@@ -244,8 +224,8 @@ impl Db {
         let checkpoints = opened.file;
         let invalid_slots = opened.invalid;
         let carried = opened.logs;
-        let recovery_table =
-            RecoveryTable::from_cuts(manifest.cuts.clone()).with_hidden(manifest.hidden.clone());
+        let journal_segments = crate::recovery::journal::segments(st, dir)?;
+        let recovery_table = RecoveryTable::from_cuts(manifest.cuts.clone());
         // A range delete recovery hides (after its checkpoint) never
         // happened: it goes (from the manifest at the next publish).
         manifest
@@ -269,7 +249,10 @@ impl Db {
             versions: Versions::new(epoch),
             recovery: recovery_table,
             checkpoints: crate::recovery::Checkpoints::new(checkpoints, epoch, carried),
-            batch_log: crate::recovery::batches::BatchLog::new(dir, manifest.store),
+            journal: (opts.durability == Durability::Sync && !opts.read_only).then(|| {
+                let next = journal_segments.last().map_or(1, |n| n + 1);
+                crate::recovery::journal::Journal::new(dir, manifest.store, next)
+            }),
             tombstones: arc_swap::ArcSwap::from_pointee(tombstones),
             reclaims: Mutex::new(Vec::new()),
             index: Index::new(chunks),
@@ -301,6 +284,15 @@ impl Db {
             invalid_slots,
         );
         if inner.opts.read_only {
+            if !journal_segments.is_empty() {
+                let writes = super::replay::journal_missing(&inner, &journal_segments)?;
+                if writes > 0 {
+                    return Err(Error::NeedsReplay {
+                        dir: dir.to_path_buf(),
+                        writes,
+                    });
+                }
+            }
             // No checkpoints, no maintenance: nothing is written.
             return Ok(Db {
                 _owner: Arc::new(Owner {
@@ -309,6 +301,9 @@ impl Db {
                 }),
                 inner,
             });
+        }
+        if !journal_segments.is_empty() {
+            super::replay::replay_journal(&inner, &journal_segments)?;
         }
         inner.start_checkpoints()?;
         let mut threads = Vec::new();

@@ -14,8 +14,8 @@
 //! at open. Epochs not in the table (the current one, and epochs that ended
 //! with a clean close or ran in `Sync` mode) are read whole.
 
-pub(crate) mod batches;
 pub(crate) mod checkpoint;
+pub(crate) mod journal;
 
 use crate::funk::log::DurableLengths;
 use crate::version::{epoch_of, first_version};
@@ -57,26 +57,13 @@ impl Checkpoints {
 pub(crate) struct RecoveryTable {
     /// (epoch, last visible version), in epoch order.
     cuts: Vec<(u64, u64)>,
-    /// Versions of `Sync` batches a crash left unfinished, sorted.
-    hidden: Vec<u64>,
 }
 
 impl RecoveryTable {
     pub fn from_cuts(mut cuts: Vec<(u64, u64)>) -> Self {
         cuts.sort_unstable();
         cuts.dedup_by_key(|c| c.0);
-        RecoveryTable {
-            cuts,
-            hidden: Vec::new(),
-        }
-    }
-
-    /// Also hides every record of these versions (unfinished batches).
-    pub fn with_hidden(mut self, mut hidden: Vec<u64>) -> Self {
-        hidden.sort_unstable();
-        hidden.dedup();
-        self.hidden = hidden;
-        self
+        RecoveryTable { cuts }
     }
 
     /// Records that of `epoch`, only versions at or below `last` may be read.
@@ -90,9 +77,6 @@ impl RecoveryTable {
 
     /// True if a record of `version` may be read.
     pub fn visible(&self, version: u64) -> bool {
-        if !self.hidden.is_empty() && self.hidden.binary_search(&version).is_ok() {
-            return false;
-        }
         let epoch = epoch_of(version);
         match self.cuts.binary_search_by_key(&epoch, |&(e, _)| e) {
             Ok(i) => self.cuts.get(i).is_none_or(|&(_, last)| version <= last),

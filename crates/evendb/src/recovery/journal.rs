@@ -1,0 +1,373 @@
+//! The commit journal of `Sync` mode: one durable step per write, shared
+//! by every writer, whatever chunks the writes touch.
+//!
+//! Without it a `Sync` write is durable when its chunk log is synced, so a
+//! group of writes over many chunks costs one fsync per chunk, and a batch
+//! one per chunk it touches. With it, a `Sync` write (a put, a delete, a
+//! whole batch) appends one record to the current journal segment and
+//! waits for an fsync of that segment, shared with every writer whose
+//! record it covers (group commit); chunk logs are written as in
+//! `Buffered` mode and synced once a second by the checkpointer, which
+//! then deletes the segments their records are all in.
+//!
+//! A batch journals before it writes any log record, so a record of it in
+//! a log means its journal record is durable: an open replays what the
+//! journal holds (`replay`), and a batch is whole after any crash. A put
+//! journals after its log append (its version is taken there); a put not
+//! acknowledged may or may not survive, as before.
+//!
+//! Segments are `JOURNAL-NNNNNN`, records from offset 0:
+//!
+//! ```text
+//! crc u32 | body_len u32 | body: version u64 | count u32 |
+//!   per operation: key_len u32 | value_len u32 (u32::MAX: delete) | key | value
+//! ```
+//!
+//! The crc (crc32c seeded with the store id, kind 5, the segment number)
+//! covers `body_len` and the body. Reading a segment stops at the first
+//! record that fails its check: a torn append was never acknowledged.
+
+use crate::codec::{self, checksum, Decoder, FileKind, PutLe, StoreId};
+use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use crate::error::{Error, Result};
+use crate::vfs::{Storage, StorageFile};
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const PREFIX: &str = "JOURNAL-";
+
+/// A segment's file name.
+pub(crate) fn file_name(number: u64) -> String {
+    format!("{PREFIX}{number:06}")
+}
+
+/// The segment number of a journal file name.
+pub(crate) fn number_of(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(PREFIX)?;
+    (digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// One journaled write: its version and operations.
+pub(crate) type Record = (u64, Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+struct Segment {
+    number: u64,
+    file: Arc<dyn StorageFile>,
+    len: u64,
+    /// Records appended but not yet applied to their chunk logs.
+    in_flight: usize,
+}
+
+struct State {
+    /// The open segment last; older ones wait for their logs' sync.
+    segments: Vec<Segment>,
+    next_number: u64,
+}
+
+/// Where a journal record ended: what its writer waits to be durable.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ticket {
+    segment: u64,
+    end: u64,
+}
+
+/// The journal of a running `Sync` store.
+pub(crate) struct Journal {
+    dir: PathBuf,
+    store: StoreId,
+    state: Mutex<State>,
+    /// (segment, length) known durable; segments below it are whole.
+    synced: Mutex<(u64, u64)>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").field("dir", &self.dir).finish()
+    }
+}
+
+fn seed(store: StoreId, number: u64) -> u32 {
+    codec::seed(store, FileKind::Journal, number)
+}
+
+fn encode(store: StoreId, number: u64, version: u64, ops: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.put_u64(version);
+    body.put_u32(ops.len() as u32);
+    for (k, v) in ops {
+        body.put_u32(k.len() as u32);
+        body.put_u32(v.map_or(u32::MAX, |v| v.len() as u32));
+        body.extend_from_slice(k);
+        if let Some(v) = v {
+            body.extend_from_slice(v);
+        }
+    }
+    let mut out = Vec::with_capacity(body.len() + 8);
+    out.put_u32(0);
+    out.put_u32(body.len() as u32);
+    out.extend_from_slice(&body);
+    let crc = checksum(seed(store, number), &out[4..]);
+    out[..4].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn decode_body(body: &[u8]) -> Option<Record> {
+    let mut d = Decoder::new(body);
+    let version = d.u64()?;
+    let count = d.u32()? as usize;
+    if count > body.len() / 8 {
+        return None;
+    }
+    let mut ops = Vec::with_capacity(count);
+    for _ in 0..count {
+        let key_len = d.u32()? as usize;
+        let value_len = d.u32()?;
+        if key_len > MAX_KEY_SIZE {
+            return None;
+        }
+        let key = d.bytes(key_len)?.to_vec();
+        let value = match value_len {
+            u32::MAX => None,
+            n if n as usize > MAX_VALUE_SIZE => return None,
+            n => Some(d.bytes(n as usize)?.to_vec()),
+        };
+        ops.push((key, value));
+    }
+    (d.remaining() == 0).then_some((version, ops))
+}
+
+impl Journal {
+    /// A journal starting at segment `next_number` (segments below it were
+    /// replayed and removed).
+    pub fn new(dir: &Path, store: StoreId, next_number: u64) -> Self {
+        Journal {
+            dir: dir.to_path_buf(),
+            store,
+            state: Mutex::new(State {
+                segments: Vec::new(),
+                next_number,
+            }),
+            synced: Mutex::new((0, 0)),
+        }
+    }
+
+    fn io(&self, name: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+        let path = self.dir.join(name);
+        move |e| Error::io(&path, e)
+    }
+
+    /// Opens a new segment (its name durable before any record in it is
+    /// acknowledged); the old one is synced first, so segments below the
+    /// open one are durable whole.
+    fn rotate(&self, st: &dyn Storage, state: &mut State) -> Result<()> {
+        if let Some(old) = state.segments.last() {
+            old.file.sync().map_err(self.io(&file_name(old.number)))?;
+            let mut synced = self.synced.lock();
+            *synced = (*synced).max((old.number, old.len));
+        }
+        let number = state.next_number;
+        let name = file_name(number);
+        let file = st.create(&self.dir.join(&name)).map_err(self.io(&name))?;
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        state.next_number += 1;
+        state.segments.push(Segment {
+            number,
+            file,
+            len: 0,
+            in_flight: 0,
+        });
+        Ok(())
+    }
+
+    /// Appends one write's record (not yet durable: see [`Journal::sync`]).
+    /// Until [`Journal::applied`] is called with the ticket, the segment
+    /// is kept.
+    pub fn append(
+        &self,
+        st: &dyn Storage,
+        version: u64,
+        ops: &[(&[u8], Option<&[u8]>)],
+    ) -> Result<Ticket> {
+        let mut state = self.state.lock();
+        if state.segments.is_empty() {
+            self.rotate(st, &mut state)?;
+        }
+        let Some(seg) = state.segments.last_mut() else {
+            return Err(Error::InvalidArgument("journal without a segment".into()));
+        };
+        let record = encode(self.store, seg.number, version, ops);
+        seg.file
+            .write_at(seg.len, &record)
+            .map_err(self.io(&file_name(seg.number)))?;
+        seg.len += record.len() as u64;
+        seg.in_flight += 1;
+        Ok(Ticket {
+            segment: seg.number,
+            end: seg.len,
+        })
+    }
+
+    /// Makes the record of `ticket` durable, with one fsync for every
+    /// record appended so far unless another writer's already covered it.
+    pub fn sync(&self, ticket: Ticket) -> Result<bool> {
+        // What is appended now (at least this record, or a later segment
+        // whose rotation synced this one). Taken before `synced`: lock
+        // order is `state`, then `synced` (see `rotate`).
+        let (file, covered) = {
+            let state = self.state.lock();
+            let Some(seg) = state.segments.last() else {
+                return Ok(false);
+            };
+            (seg.file.clone(), (seg.number, seg.len))
+        };
+        let mut synced = self.synced.lock();
+        if *synced >= (ticket.segment, ticket.end) {
+            return Ok(false);
+        }
+        file.sync().map_err(self.io(&file_name(covered.0)))?;
+        *synced = (*synced).max(covered);
+        Ok(true)
+    }
+
+    /// The write of `ticket` is in its chunk logs.
+    pub fn applied(&self, ticket: Ticket) {
+        let mut state = self.state.lock();
+        if let Some(seg) = state
+            .segments
+            .iter_mut()
+            .find(|s| s.number == ticket.segment)
+        {
+            seg.in_flight = seg.in_flight.saturating_sub(1);
+        }
+    }
+
+    /// Seals the open segment (if it holds anything) and returns the
+    /// segments whose writes are all applied: once the chunk logs are
+    /// synced, [`Journal::remove`] deletes them.
+    pub fn seal(&self, st: &dyn Storage) -> Result<Vec<u64>> {
+        let mut state = self.state.lock();
+        if state.segments.last().is_some_and(|s| s.len > 0) {
+            self.rotate(st, &mut state)?;
+        }
+        let open = state.segments.last().map(|s| s.number);
+        Ok(state
+            .segments
+            .iter()
+            .filter(|s| Some(s.number) != open && s.in_flight == 0)
+            .map(|s| s.number)
+            .collect())
+    }
+
+    /// Deletes sealed segments whose writes are in synced chunk logs.
+    pub fn remove(&self, st: &dyn Storage, numbers: &[u64]) -> Result<()> {
+        let mut state = self.state.lock();
+        for &n in numbers {
+            let name = file_name(n);
+            st.remove(&self.dir.join(&name)).map_err(self.io(&name))?;
+            state.segments.retain(|s| s.number != n);
+        }
+        Ok(())
+    }
+}
+
+/// The journal segments in `dir`, by number.
+pub(crate) fn segments(st: &dyn Storage, dir: &Path) -> Result<Vec<u64>> {
+    let mut numbers: Vec<u64> = st
+        .list(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .iter()
+        .filter_map(|n| number_of(n))
+        .collect();
+    numbers.sort_unstable();
+    Ok(numbers)
+}
+
+/// The records of segment `number`, in order, up to the first that fails
+/// its check.
+pub(crate) fn read(
+    st: &dyn Storage,
+    dir: &Path,
+    store: StoreId,
+    number: u64,
+) -> Result<Vec<Record>> {
+    let path = dir.join(file_name(number));
+    let io = |e| Error::io(&path, e);
+    let file = st.open_read(&path).map_err(io)?;
+    let len = file.len().map_err(io)?;
+    // Segments are rotated every second: small enough to read whole.
+    let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(0)];
+    file.read_at(0, &mut bytes).map_err(io)?;
+    let seed = seed(store, number);
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while let Some(head) = bytes.get(at..at + 8) {
+        let crc = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let body_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let Some(covered) = bytes.get(at + 4..at + 8 + body_len) else {
+            break;
+        };
+        if checksum(seed, covered) != crc {
+            break;
+        }
+        let Some(record) = decode_body(&covered[4..]) else {
+            break;
+        };
+        out.push(record);
+        at += 8 + body_len;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemFs;
+
+    #[test]
+    fn records_round_trip_and_reading_stops_at_a_torn_one() {
+        let fs = MemFs::new();
+        let dir = Path::new("/j");
+        fs.create_dir_all(dir).unwrap();
+        let store = StoreId(3);
+        let j = Journal::new(dir, store, 1);
+        let t1 = j
+            .append(&fs, 10, &[(b"a", Some(b"1")), (b"b", None)])
+            .unwrap();
+        assert!(j.sync(t1).unwrap());
+        let t2 = j.append(&fs, 11, &[(b"c", Some(b""))]).unwrap();
+        assert!(j.sync(t2).unwrap());
+        assert!(!j.sync(t1).unwrap(), "already covered");
+        assert_eq!(segments(&fs, dir).unwrap(), vec![1]);
+        let got = read(&fs, dir, store, 1).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    10,
+                    vec![(b"a".to_vec(), Some(b"1".to_vec())), (b"b".to_vec(), None)]
+                ),
+                (11, vec![(b"c".to_vec(), Some(Vec::new()))]),
+            ]
+        );
+        // A torn record after them: ignored.
+        let f = fs.open(&dir.join(file_name(1))).unwrap();
+        let len = f.len().unwrap();
+        f.write_at(len, &[1, 2, 3, 4, 200, 0, 0, 0, 9]).unwrap();
+        assert_eq!(read(&fs, dir, store, 1).unwrap().len(), 2);
+        // Another store's segment reads as empty.
+        assert!(read(&fs, dir, StoreId(4), 1).unwrap().is_empty());
+        // Sealing keeps segments with writes not yet applied.
+        assert!(j.seal(&fs).unwrap().is_empty());
+        j.applied(t1);
+        j.applied(t2);
+        assert_eq!(j.seal(&fs).unwrap(), vec![1], "segment 2 is open and empty");
+        j.remove(&fs, &[1]).unwrap();
+        assert_eq!(segments(&fs, dir).unwrap(), vec![2]);
+        assert_eq!(number_of("JOURNAL-000012"), Some(12));
+        assert_eq!(number_of("JOURNAL-12"), None);
+    }
+}
