@@ -37,6 +37,11 @@ use std::sync::Arc;
 
 const PREFIX: &str = "JOURNAL-";
 
+/// A segment past this many bytes is sealed before the next record, so
+/// an open reads at most about this much (plus one batch) at a time,
+/// however busy the second before a crash was.
+const SEGMENT_BYTES: u64 = 16 << 20;
+
 /// A segment's file name.
 pub(crate) fn file_name(number: u64) -> String {
     format!("{PREFIX}{number:06}")
@@ -193,7 +198,7 @@ impl Journal {
         ops: &[(&[u8], Option<&[u8]>)],
     ) -> Result<Ticket> {
         let mut state = self.state.lock();
-        if state.segments.is_empty() {
+        if state.segments.last().is_none_or(|s| s.len >= SEGMENT_BYTES) {
             self.rotate(st, &mut state)?;
         }
         let Some(seg) = state.segments.last_mut() else {
@@ -298,7 +303,16 @@ pub(crate) fn read(
     let io = |e| Error::io(&path, e);
     let file = st.open_read(&path).map_err(io)?;
     let len = file.len().map_err(io)?;
-    // Segments are rotated every second: small enough to read whole.
+    // Segments are sealed every second and at 16 MiB: read whole. One
+    // past any segment a store writes (16 MiB and a 64 MiB batch) is not
+    // allocated.
+    if len > 256 << 20 {
+        return Err(Error::corruption(
+            &path,
+            0,
+            "journal segment larger than any written",
+        ));
+    }
     let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(0)];
     file.read_at(0, &mut bytes).map_err(io)?;
     let seed = seed(store, number);
