@@ -229,7 +229,10 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     // Operations and where they were served.
     "puts",
     "deletes",
+    "range_deletes",
     "batches",
+    // The `Sync` commit journal.
+    "journal_",
     "gets",
     "scan",
     "row_cache_",
