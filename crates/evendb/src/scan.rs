@@ -430,7 +430,12 @@ impl Scan {
             None => {
                 let funk = inner.open_funk(&chunk)?;
                 let room = |n| crate::maintenance::room_for(&inner, n);
-                funk.key_before(hi, back.window, &room)?
+                // Nothing below the range's start is read.
+                let lo = match &self.start {
+                    Bound::Included(s) | Bound::Excluded(s) if *s > chunk.min_key => s,
+                    _ => &chunk.min_key,
+                };
+                funk.key_before(lo, hi, back.window, &room)?
             }
         };
         // The window starts at the candidate, else at the chunk's first

@@ -512,6 +512,7 @@ impl Funk {
     /// window; `None` if each has fewer (start at the chunk's first key).
     pub fn key_before(
         &self,
+        lo: &[u8],
         hi: Option<&[u8]>,
         back: usize,
         room: &dyn Fn(u64),
@@ -520,17 +521,39 @@ impl Funk {
             Some(t) => t.key_before(hi, back)?,
             None => None,
         };
+        let mut keep = |k: Vec<u8>| {
+            if best.as_deref().is_none_or(|b| k.as_slice() > b) {
+                best = Some(k);
+            }
+        };
         for seg in self.logs() {
-            if seg.scan_plan(&[], hi).is_some() {
-                continue; // Read in bands, without a sorted index.
+            if seg.scan_plan(lo, hi).is_some() {
+                // Read in bands, without a sorted index: halve `[lo, hi)`
+                // by the band's middle key, keeping the upper half, until
+                // about `back` of its records are left or no band key
+                // splits it further.
+                let mut records = seg.records();
+                let mut from = lo.to_vec();
+                let mut found = None;
+                while records > back as u64 {
+                    match seg.middle_key(&from, hi) {
+                        Some(m) => {
+                            found = Some(m.clone());
+                            from = m;
+                            records /= 2;
+                        }
+                        None => break,
+                    }
+                }
+                if let Some(k) = found {
+                    keep(k);
+                }
+                continue;
             }
             let index = seg.sorted_index(room)?;
             let range = index.range(&[], hi);
             if range.len() > back {
-                let k = index.key(range.end - back);
-                if best.as_deref().is_none_or(|b| k > b) {
-                    best = Some(k.to_vec());
-                }
+                keep(index.key(range.end - back).to_vec());
             }
         }
         Ok(best)
