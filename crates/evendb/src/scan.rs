@@ -9,6 +9,7 @@ use crate::db::DbInner;
 use crate::error::Result;
 use crate::funk::FunkScan;
 use crate::munk::Munk;
+use crate::entry::prefix_end;
 use crate::stats;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -189,17 +190,6 @@ pub(crate) fn announced_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
     (lo, hi)
 }
 
-/// The smallest key greater than every key starting with `prefix`, if any.
-pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xFF {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
 
 impl Scan {
     pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
@@ -577,18 +567,5 @@ impl crate::db::Db {
     /// ```
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(Arc::new(SnapshotGuard::new(self.inner.clone(), &[], None)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::prefix_end;
-
-    #[test]
-    fn prefix_end_handles_ff_bytes() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_end(b"\xff\xff"), None);
-        assert_eq!(prefix_end(b""), None);
     }
 }

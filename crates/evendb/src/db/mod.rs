@@ -264,7 +264,7 @@ impl Db {
     pub fn delete_prefix(&self, prefix: impl AsRef<[u8]>) -> Result<()> {
         let p = prefix.as_ref();
         self.inner
-            .delete_range(p.to_vec(), crate::scan::prefix_end(p))
+            .delete_range(p.to_vec(), crate::entry::prefix_end(p))
             .map(|_| ())
     }
 
