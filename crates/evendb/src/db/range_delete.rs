@@ -47,15 +47,7 @@ impl DbInner {
             return Err(e);
         }
         self.tombstones.rcu(|cur| Arc::new(cur.with(t.clone())));
-        let over: Vec<Arc<crate::chunk::Chunk>> = self
-            .index
-            .load()
-            .chunks
-            .iter()
-            .filter(|c| t.overlaps(&c.min_key, c.end_key.as_deref()))
-            .cloned()
-            .collect();
-        for c in &over {
+        for c in &self.chunks_over(&t) {
             c.generation.fetch_add(1, Ordering::AcqRel);
         }
         drop(ticket);
@@ -82,19 +74,22 @@ impl DbInner {
             ready
         };
         for t in ready {
-            let over: Vec<Arc<crate::chunk::Chunk>> = self
-                .index
-                .load()
-                .chunks
-                .iter()
-                .filter(|c| t.overlaps(&c.min_key, c.end_key.as_deref()))
-                .cloned()
-                .collect();
-            for c in &over {
+            for c in &self.chunks_over(&t) {
                 self.schedule(c, task::RECLAIM)?;
             }
         }
         Ok(())
+    }
+
+    /// The live chunks over a tombstone's range.
+    fn chunks_over(&self, t: &RangeTombstone) -> Vec<Arc<crate::chunk::Chunk>> {
+        self.index
+            .load()
+            .chunks
+            .iter()
+            .filter(|c| t.overlaps(&c.min_key, c.end_key.as_deref()))
+            .cloned()
+            .collect()
     }
 
     /// Step 3's commit point: the manifest with the tombstone.
