@@ -6,10 +6,10 @@
 //! replacement, is one consistent state.
 
 use crate::db::DbInner;
+use crate::entry::prefix_end;
 use crate::error::Result;
 use crate::funk::FunkScan;
 use crate::munk::Munk;
-use crate::entry::prefix_end;
 use crate::stats;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -189,7 +189,6 @@ pub(crate) fn announced_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
     };
     (lo, hi)
 }
-
 
 impl Scan {
     pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(

@@ -57,6 +57,27 @@ impl Tombstones {
         Tombstones::new(list)
     }
 
+    /// True if one tombstone at or below `max_version` covers all of
+    /// `[lo, hi)` (`hi = None`: to the end).
+    pub fn cover(&self, lo: &[u8], hi: Option<&[u8]>, max_version: u64) -> bool {
+        self.list.iter().any(|t| {
+            t.version <= max_version
+                && t.lo.as_slice() <= lo
+                && match (&t.hi, hi) {
+                    (None, _) => true,
+                    (Some(_), None) => false,
+                    (Some(th), Some(h)) => h <= th.as_slice(),
+                }
+        })
+    }
+
+    /// True if a tombstone at or below `max_version` meets `[lo, hi)`.
+    pub fn overlaps_below(&self, lo: &[u8], hi: Option<&[u8]>, max_version: u64) -> bool {
+        self.list
+            .iter()
+            .any(|t| t.version <= max_version && t.overlaps(lo, hi))
+    }
+
     /// The version below which a reader at `max_version` ignores `key`'s
     /// records: the newest tombstone covering `key` at or below
     /// `max_version`; 0 if none.
@@ -97,5 +118,11 @@ mod tests {
         assert!(ts.list()[0].overlaps(b"0", Some(b"b")));
         assert!(!ts.list()[1].overlaps(b"0", Some(b"b")));
         assert!(ts.list()[1].overlaps(b"c", None));
+        assert!(ts.cover(b"b", Some(b"c"), u64::MAX));
+        assert!(
+            !ts.cover(b"b", Some(b"c"), 9),
+            "not for a reader below both"
+        );
+        assert!(ts.cover(b"x", None, 10));
     }
 }

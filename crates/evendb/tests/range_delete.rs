@@ -145,6 +145,34 @@ fn the_space_comes_back_once_no_snapshot_needs_it() {
 }
 
 #[test]
+fn munks_give_back_what_a_range_delete_took() {
+    let fs = MemFs::new();
+    let db = open(&fs, 64 << 20);
+    fill(&db); // Puts to munk-less chunks make them hot: munks load.
+    for app in 0..4 {
+        assert_eq!(count(&db, &format!("app{app:02}|")), 3000);
+    }
+    let before = db.stats();
+    assert!(before.munks > 0, "no munk to check");
+    // Three apps of four: chunks wholly inside lose their munks, the
+    // others rebuild theirs without the deleted cells (once a checkpoint
+    // passed the deletes: the flush).
+    for app in 0..3 {
+        db.delete_prefix(format!("app{app:02}|")).unwrap();
+    }
+    db.flush().unwrap();
+    let after = db.stats();
+    assert!(
+        after.memory_munks * 2 < before.memory_munks,
+        "munks hold {} bytes, {} before",
+        after.memory_munks,
+        before.memory_munks
+    );
+    assert_eq!(count(&db, "app03|"), 3000);
+    assert_eq!(count(&db, "app00|"), 0);
+}
+
+#[test]
 fn bounds_are_checked_and_empty_ranges_change_nothing() {
     let fs = MemFs::new();
     let db = open(&fs, 16 << 20);

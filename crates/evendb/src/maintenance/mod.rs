@@ -142,7 +142,27 @@ pub(crate) fn compact_chunk(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     compact_unpoisoned(inner, chunk).or_else(|e| inner.poison(e))
 }
 
+/// Drops from a chunk's munk the cells range deletes removed, which its
+/// scans would still walk: a munk of a chunk one delete took whole goes
+/// (its data is in the funk, which the rebuild after this empties); one a
+/// delete took in part is rebuilt without them.
+fn drop_deleted_cells(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    let tombstones = inner.tombstones.load();
+    if !chunk.has_munk() || tombstones.is_empty() {
+        return Ok(());
+    }
+    let w = inner.versions.refresh_watermark();
+    let (lo, hi) = (&chunk.min_key, chunk.end_key.as_deref());
+    if tombstones.cover(lo, hi, w) {
+        evict_munk(inner, chunk);
+    } else if tombstones.overlaps_below(lo, hi, w) {
+        munks::rebalance_munk(inner, chunk, false, true)?;
+    }
+    Ok(())
+}
+
 fn compact_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
+    drop_deleted_cells(inner, chunk)?;
     // Every live chunk over `chunk`'s range, in key order: maintenance
     // may split or replace them meanwhile (then the parts are compacted
     // in turn).

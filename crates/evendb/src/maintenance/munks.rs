@@ -165,6 +165,17 @@ pub(crate) fn load_munk(
 /// instead if its munk is over `max_chunk_size` (a split does I/O, so puts
 /// pass false and leave it to maintenance).
 pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: bool) -> Result<()> {
+    rebalance_munk(inner, chunk, may_split, false)
+}
+
+/// [`munk_rebalance`], also when the munk does not ask for it (`force`):
+/// a range delete's reclaiming drops the deleted cells.
+pub(crate) fn rebalance_munk(
+    inner: &DbInner,
+    chunk: &Arc<Chunk>,
+    may_split: bool,
+    force: bool,
+) -> Result<()> {
     keep_floor(inner);
     let Some(m) = chunk.munk() else {
         return Ok(());
@@ -193,7 +204,7 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     let Some(m) = chunk.munk() else {
         return Ok(());
     };
-    if !m.wants_rebalance() && m.data_bytes() <= inner.opts.max_chunk_size {
+    if !force && !m.wants_rebalance() && m.data_bytes() <= inner.opts.max_chunk_size {
         // Rebalanced by another thread meanwhile.
         return Ok(());
     }
