@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Parser;
 
-use crate::engines::{EngineConfig, EngineKind, PeerCompression};
-use crate::generator::{Distribution, ZipfItems};
+use crate::engines::{EngineConfig, EngineKind, EvendbCompression, PeerCompression};
+use crate::generator::{Distribution, ValueKind, ZipfItems};
 use crate::orchestrate::{run_in_child, LimitNote};
 use crate::report;
 use crate::results::{Provenance, Report, RunResult};
@@ -30,11 +30,16 @@ pub struct Args {
     /// write); by default none syncs before acknowledging.
     #[arg(long)]
     pub sync: bool,
-    /// Compression of the peers' tables: `none` (parity with evendb, which
-    /// does not compress) or `recommended` (RocksDB: LZ4, ZSTD at the
-    /// bottommost level; fjall: its default).
+    /// Compression of the peers' tables: `none`, `lz4` (RocksDB: LZ4 on
+    /// every level; fjall: LZ4 data blocks on every level, journal
+    /// uncompressed: what evendb does by default) or `recommended`
+    /// (RocksDB: LZ4, ZSTD at the bottommost level; fjall: its default).
     #[arg(long, value_enum, default_value = "none")]
     pub peer_compression: PeerCompression,
+    /// Compression of evendb's table blocks: `lz4` (evendb's default) or
+    /// `none`. Logs are never compressed.
+    #[arg(long, value_enum, default_value = "lz4")]
+    pub evendb_compression: EvendbCompression,
     /// Workloads to run in order on one loaded store, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "A")]
     pub workload: Vec<Workload>,
@@ -92,6 +97,11 @@ pub struct Args {
     /// Value size in bytes.
     #[arg(long, default_value_t = 800)]
     pub value_size: usize,
+    /// What the values look like: `random` (incompressible bytes) or
+    /// `json` (JSON events of an analytics trace, each exactly
+    /// --value-size bytes, compressible like real event logs).
+    #[arg(long, value_enum, default_value = "random")]
+    pub value_kind: ValueKind,
     /// Longest scan (default: 100 for E, S for E<S>, 1000 for the stream).
     #[arg(long)]
     pub scan_length: Option<usize>,
@@ -201,6 +211,7 @@ impl Args {
             cache_bytes: self.cache_size.or(self.memory_cap().map(|m| m / 4)),
             sync: self.sync,
             peer_compression: self.peer_compression,
+            evendb_compression: self.evendb_compression,
         }
     }
 
@@ -243,6 +254,7 @@ pub fn job_for(
             stream,
             stream_apps: args.stream_apps,
             stream_minutes: args.stream_minutes,
+            value_kind: args.value_kind,
         },
         runs,
         memory_limit_bytes: None,
@@ -287,7 +299,7 @@ pub fn describe_job(job: &Job) -> String {
         ds.key_size
     };
     format!(
-        "{}: {} {} of {} B then {}{}",
+        "{}: {} {} of {} B{} then {}{}",
         job.engine.name(),
         crate::format::count(ds.records as f64),
         if ds.stream {
@@ -296,6 +308,10 @@ pub fn describe_job(job: &Job) -> String {
             "records"
         },
         key_size + ds.value_size,
+        match ds.value_kind {
+            ValueKind::Random => "",
+            ValueKind::Json => " (JSON values)",
+        },
         job.runs
             .iter()
             .map(|r| if job.dataset.stream {

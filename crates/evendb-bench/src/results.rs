@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::engines::{durability_pairing, EngineConfig, Setting};
+use crate::generator::ValueKind;
 
 /// Latency summary of one operation kind, in microseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -72,6 +73,11 @@ pub struct RunResult {
     pub reverse: bool,
     pub key_size: usize,
     pub value_size: usize,
+    /// What the values looked like (`--value-kind`): `random`
+    /// (incompressible) or `json` (JSON events). `random` in results
+    /// written before the field existed.
+    #[serde(default)]
+    pub value_kind: ValueKind,
     pub duration_secs: f64,
     pub throughput_ops_per_sec: f64,
     /// User key+value bytes written per second.
@@ -304,9 +310,13 @@ pub struct Provenance {
     /// What an acknowledged write means in each engine in that mode.
     #[serde(default)]
     pub durability_pairing: String,
-    /// `--peer-compression`: `none` or `recommended`.
+    /// `--peer-compression`: `none`, `lz4` or `recommended`.
     #[serde(default)]
     pub peer_compression: String,
+    /// `--evendb-compression`: `lz4` (evendb's default) or `none`; empty
+    /// in results written before the option existed.
+    #[serde(default)]
+    pub evendb_compression: String,
 }
 
 impl Provenance {
@@ -345,6 +355,7 @@ impl Provenance {
         self.durability_mode = config.durability_mode().to_string();
         self.durability_pairing = durability_pairing(config.sync).to_string();
         self.peer_compression = config.peer_compression.name().to_string();
+        self.evendb_compression = config.evendb_compression.name().to_string();
         self
     }
 }
@@ -409,6 +420,22 @@ mod tests {
         assert!(!old.reverse);
         let forward = serde_json::to_value(RunResult::default()).unwrap();
         assert_eq!(forward["reverse"], false);
+    }
+
+    #[test]
+    fn the_value_kind_is_in_the_json_and_older_results_read_as_random() {
+        let r = RunResult {
+            value_kind: ValueKind::Json,
+            ..RunResult::default()
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["value_kind"], "json");
+        let back: RunResult = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.value_kind, ValueKind::Json);
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("value_kind");
+        let old: RunResult = serde_json::from_value(old).unwrap();
+        assert_eq!(old.value_kind, ValueKind::Random);
     }
 
     #[test]

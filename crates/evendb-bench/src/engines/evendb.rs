@@ -1,5 +1,5 @@
-//! evendb, with its default options: buffered durability unless `--sync`.
-//! Its memory budget (munks, row cache, filters, indexes) is the budget the
+//! evendb, with its default options: buffered durability unless `--sync`,
+//! LZ4 table blocks unless `--evendb-compression none`. Its memory budget (munks, row cache, filters, indexes) is the budget the
 //! peers get (`--cache-size`, or a quarter of `--memory-limit`), else
 //! evendb's default.
 
@@ -8,12 +8,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use evendb::Durability;
 
-use super::{Engine, EngineConfig, PutBatch, ScanSummary, Setting};
+use super::{Engine, EngineConfig, EvendbCompression, PutBatch, ScanSummary, Setting};
 
 /// The engine of this repository.
 pub struct EvenDb {
     db: evendb::Db,
     durability: Durability,
+    compression: EvendbCompression,
     /// Whether the budget came from the command line.
     budget_set: bool,
 }
@@ -30,6 +31,7 @@ impl EvenDb {
             Durability::default()
         };
         opts = opts.durability(durability);
+        opts = opts.compression(config.evendb_compression.to_evendb());
         // glibc's malloc_trim finds nothing to do under another allocator.
         opts = opts.trim_freed_memory(!cfg!(feature = "mimalloc"));
         let db = opts
@@ -38,6 +40,7 @@ impl EvenDb {
         Ok(EvenDb {
             db,
             durability,
+            compression: config.evendb_compression,
             budget_set: config.cache_bytes.is_some(),
         })
     }
@@ -49,6 +52,13 @@ impl EvenDb {
                 format!("Buffered, synced every {} ms", sync_interval.as_millis())
             }
             other => format!("{other:?}"),
+        }
+    }
+
+    fn compression_name(&self) -> &'static str {
+        match self.compression {
+            EvendbCompression::Lz4 => "LZ4 table blocks",
+            EvendbCompression::None => "none",
         }
     }
 
@@ -112,6 +122,15 @@ impl Engine for EvenDb {
         Ok(self.db.flush()?)
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        Ok(self.db.delete_range(start..end)?)
+    }
+
+    fn compact_range(&self, _start: Option<&[u8]>, _end: Option<&[u8]>) -> Result<()> {
+        self.db.flush()?;
+        Ok(self.db.compact()?)
+    }
+
     fn stats(&self) -> Vec<(String, u64)> {
         self.db
             .stats()
@@ -123,8 +142,9 @@ impl Engine for EvenDb {
 
     fn describe(&self) -> String {
         format!(
-            "evendb default options, durability {}, memory budget {}",
+            "evendb default options, durability {}, compression {}, memory budget {}",
             self.durability_name(),
+            self.compression_name(),
             crate::format::bytes(self.db.stats().memory_budget)
         )
     }
@@ -147,6 +167,14 @@ impl Engine for EvenDb {
                     "--sync"
                 } else {
                     "evendb default"
+                },
+            ),
+            Setting::new(
+                "compression",
+                format!("{} (logs never compressed)", self.compression_name()),
+                match self.compression {
+                    EvendbCompression::Lz4 => "evendb default (Compression::Lz4)",
+                    EvendbCompression::None => "--evendb-compression none",
                 },
             ),
             Setting::new(

@@ -24,7 +24,7 @@ impl Fjall {
         let mut builder = Database::builder(path)
             .cache_size(plan.cache_bytes)
             .max_journaling_size(plan.max_journaling_size);
-        if plan.compression == PeerCompression::None {
+        if plan.compression != PeerCompression::Recommended {
             builder = builder.journal_compression(CompressionType::None);
         }
         let db = builder
@@ -35,6 +35,9 @@ impl Fjall {
             match plan.compression {
                 PeerCompression::None => opts
                     .data_block_compression_policy(CompressionPolicy::all(CompressionType::None)),
+                PeerCompression::Lz4 => {
+                    opts.data_block_compression_policy(CompressionPolicy::all(CompressionType::Lz4))
+                }
                 PeerCompression::Recommended => opts,
             }
         })?;

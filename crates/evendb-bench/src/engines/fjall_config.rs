@@ -75,7 +75,12 @@ impl FjallPlan {
             PeerCompression::None => (
                 "none on every level",
                 "none",
-                "--peer-compression none: parity with evendb, which does not compress",
+                "--peer-compression none: parity with evendb under --evendb-compression none",
+            ),
+            PeerCompression::Lz4 => (
+                "LZ4 on every level",
+                "none",
+                "--peer-compression lz4: parity with evendb's default LZ4 table blocks and uncompressed logs",
             ),
             PeerCompression::Recommended => (
                 "fjall default (none on L0 and L1, LZ4 below)",

@@ -170,6 +170,23 @@ pub trait Engine: Send + Sync {
     fn prefix_rev(&self, prefix: &[u8], count: usize) -> Result<ScanSummary>;
     /// Makes every write so far durable.
     fn flush(&self) -> Result<()>;
+    /// Deletes every key in `[start, end)` with the engine's own range
+    /// delete (evendb `Db::delete_range`, RocksDB `DeleteRange` on the default
+    /// column family, through a write batch), with the durability of [`Engine::delete`].
+    /// Engines without one (fjall) refuse.
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        let _ = (start, end);
+        anyhow::bail!("this engine has no range delete")
+    }
+    /// Rewrites the data of `[start, end)` (unbounded where `None`) to
+    /// reclaim the space of deleted records: evendb `Db::flush` then
+    /// `Db::compact` (which rebuilds every chunk, its only way), RocksDB
+    /// `compact_range` (memtables flushed first). Engines without it
+    /// refuse.
+    fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let _ = (start, end);
+        anyhow::bail!("this engine has no compaction on request")
+    }
     /// Engine-specific counters, as `(name, value)` pairs.
     fn stats(&self) -> Vec<(String, u64)> {
         Vec::new()
@@ -271,9 +288,15 @@ impl EngineKind {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum PeerCompression {
-    /// No compression anywhere: parity with evendb, which does not compress.
+    /// No compression anywhere: parity with evendb under
+    /// `--evendb-compression none`.
     #[default]
     None,
+    /// LZ4 on every level of the tables, logs and journals uncompressed:
+    /// parity with evendb's default (LZ4 table blocks, logs never
+    /// compressed). RocksDB `compression = bottommost_compression = LZ4`;
+    /// fjall LZ4 data blocks on every level, journal uncompressed.
+    Lz4,
     /// RocksDB's recommended setting (LZ4 on upper levels, ZSTD at the
     /// bottommost level); fjall's own default (LZ4 from L2 down).
     Recommended,
@@ -284,7 +307,40 @@ impl PeerCompression {
     pub fn name(self) -> &'static str {
         match self {
             PeerCompression::None => "none",
+            PeerCompression::Lz4 => "lz4",
             PeerCompression::Recommended => "recommended",
+        }
+    }
+}
+
+/// How evendb stores its table blocks (`evendb::Options::compression`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum EvendbCompression {
+    /// `evendb::Compression::None`: blocks as they are.
+    None,
+    /// `evendb::Compression::Lz4`, evendb's default: each block compressed
+    /// with LZ4 when that saves an eighth or more.
+    #[default]
+    Lz4,
+}
+
+impl EvendbCompression {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvendbCompression::None => "none",
+            EvendbCompression::Lz4 => "lz4",
+        }
+    }
+
+    /// The engine's setting.
+    pub fn to_evendb(self) -> ::evendb::Compression {
+        match self {
+            EvendbCompression::None => ::evendb::Compression::None,
+            EvendbCompression::Lz4 => ::evendb::Compression::Lz4,
         }
     }
 }
@@ -306,6 +362,9 @@ pub struct EngineConfig {
     /// Whether the peers compress (`--peer-compression`).
     #[serde(default)]
     pub peer_compression: PeerCompression,
+    /// Whether evendb compresses its table blocks (`--evendb-compression`).
+    #[serde(default)]
+    pub evendb_compression: EvendbCompression,
 }
 
 impl EngineConfig {

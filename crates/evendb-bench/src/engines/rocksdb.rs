@@ -67,6 +67,10 @@ fn options(plan: &RocksPlan) -> Options {
             opts.set_compression_type(DBCompressionType::None);
             opts.set_bottommost_compression_type(DBCompressionType::None);
         }
+        super::PeerCompression::Lz4 => {
+            opts.set_compression_type(DBCompressionType::Lz4);
+            opts.set_bottommost_compression_type(DBCompressionType::Lz4);
+        }
         super::PeerCompression::Recommended => {
             opts.set_compression_type(DBCompressionType::Lz4);
             opts.set_bottommost_compression_type(DBCompressionType::Zstd);
@@ -210,6 +214,19 @@ impl Engine for RocksDb {
 
     fn flush(&self) -> Result<()> {
         self.db.flush_wal(true)?;
+        Ok(())
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        // `WriteBatch::delete_range` is `DeleteRange` on the default column
+        // family (the crate keeps no handle of it for `delete_range_cf`).
+        let mut b = WriteBatch::default();
+        b.delete_range(start, end);
+        Ok(self.db.write_opt(b, &self.write)?)
+    }
+
+    fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.db.compact_range(start, end);
         Ok(())
     }
 

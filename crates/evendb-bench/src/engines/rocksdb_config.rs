@@ -176,7 +176,12 @@ impl RocksPlan {
             PeerCompression::None => (
                 "none",
                 "none (follows compression)",
-                "--peer-compression none: parity with evendb, which does not compress (benchmark.sh: COMPRESSION_TYPE=zstd)",
+                "--peer-compression none: parity with evendb under --evendb-compression none (benchmark.sh: COMPRESSION_TYPE=zstd)",
+            ),
+            PeerCompression::Lz4 => (
+                "LZ4",
+                "LZ4",
+                "--peer-compression lz4: parity with evendb's default LZ4 table blocks (WAL uncompressed, RocksDB's default, as evendb's logs)",
             ),
             PeerCompression::Recommended => (
                 "LZ4",

@@ -255,7 +255,7 @@ pub fn suite(
     let _ = writeln!(out, "# evendb-bench `{name}` suite\n");
     let _ = writeln!(
         out,
-        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- durability: **{}**: {}\n- peer compression: **{}** (parity: the peers compress exactly when evendb does; evendb does not compress)\n- wall time: {:.0} s\n- command: `{}`",
+        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- durability: **{}**: {}\n- {}\n- values: {}\n- wall time: {:.0} s\n- command: `{}`",
         p.cpus,
         format::bytes(p.memory_bytes),
         p.kernel,
@@ -271,7 +271,8 @@ pub fn suite(
         p.memory_limit_note,
         p.durability_mode,
         p.durability_pairing,
-        p.peer_compression,
+        super::compression_note(p),
+        args.value_kind.describe(),
         elapsed,
         p.command
     );

@@ -41,11 +41,10 @@ pub fn header(report: &Report) -> String {
         "durability: {} ({})",
         p.durability_mode, p.durability_pairing
     );
-    let _ = writeln!(
-        out,
-        "peer compression: {} (parity: the peers compress exactly when evendb does; evendb does not compress)",
-        p.peer_compression
-    );
+    let _ = writeln!(out, "{}", compression_note(p));
+    for kind in value_kinds(&report.results) {
+        let _ = writeln!(out, "values: {}", kind.describe());
+    }
     if let Some(n) = batch_size(&report.results) {
         let _ = writeln!(
             out,
@@ -72,6 +71,31 @@ pub fn header(report: &Report) -> String {
         }
     }
     out.push('\n');
+    out
+}
+
+/// The peers' and evendb's compression, as reports state it.
+pub fn compression_note(p: &crate::results::Provenance) -> String {
+    let evendb = match p.evendb_compression.as_str() {
+        "" => "not recorded",
+        "lz4" => "lz4 (LZ4 table blocks, evendb's default)",
+        "none" => "none (--evendb-compression none)",
+        other => other,
+    };
+    format!(
+        "peer compression: {} (--peer-compression); evendb compression: {evendb}. Parity: peers none with evendb none, peers lz4 with evendb lz4; logs and WALs are never compressed",
+        p.peer_compression
+    )
+}
+
+/// The value kinds of `results`, in order of first appearance.
+pub fn value_kinds(results: &[RunResult]) -> Vec<crate::generator::ValueKind> {
+    let mut out = Vec::new();
+    for r in results {
+        if !out.contains(&r.value_kind) {
+            out.push(r.value_kind);
+        }
+    }
     out
 }
 

@@ -14,7 +14,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::engines::{self, Engine, EngineConfig, EngineKind};
-use crate::generator::{AppPopularity, Distribution, KeyChooser, KeySpace, Stream, ZipfItems};
+use crate::generator::{
+    AppPopularity, Distribution, KeyChooser, KeySpace, Stream, ValueKind, Values, ZipfItems,
+};
 use crate::measure::{disk_usage, Usage};
 use crate::results::{counter_deltas, Latency, RunResult};
 use crate::workload::{Mix, Op, Workload};
@@ -44,6 +46,9 @@ pub struct DatasetSpec {
     pub stream_apps: u64,
     /// Minutes of stream time the loaded events span.
     pub stream_minutes: f64,
+    /// What the values look like (`--value-kind`).
+    #[serde(default)]
+    pub value_kind: ValueKind,
 }
 
 /// One measured run of a workload.
@@ -105,6 +110,7 @@ struct Store {
     space: KeySpace,
     key_size: usize,
     value_size: usize,
+    value_kind: ValueKind,
     /// Records (or events) that exist.
     inserted: AtomicU64,
     /// Next record number to insert.
@@ -186,6 +192,7 @@ pub fn run_job(job: &Job) -> Result<Vec<RunResult>> {
             ds.key_size
         },
         value_size: ds.value_size,
+        value_kind: ds.value_kind,
         inserted: AtomicU64::new(0),
         next_insert: AtomicU64::new(0),
         insert_overflows: AtomicU64::new(0),
@@ -282,43 +289,6 @@ fn finish_result(store: &Store, job: &Job, at_start: &BTreeMap<String, u64>, r: 
         .and_then(|s| s.trim().parse().ok());
 }
 
-/// Random bytes that values are cut from.
-const VALUE_POOL_BYTES: usize = 1 << 20;
-
-/// Per-thread source of incompressible values: each value is a window of a
-/// 1 MiB random pool at a random offset (as db_bench does), stamped with 8
-/// fresh random bytes, so neither one value nor neighbouring values in a
-/// block compress and no two writes store the same bytes.
-struct Values {
-    pool: Vec<u8>,
-    buf: Vec<u8>,
-}
-
-impl Values {
-    fn new(rng: &mut Rng) -> Values {
-        let mut pool = vec![0u8; VALUE_POOL_BYTES];
-        rng.fill(&mut pool);
-        Values {
-            pool,
-            buf: Vec::new(),
-        }
-    }
-
-    /// The next value of `size` bytes.
-    fn next(&mut self, size: usize, rng: &mut Rng) -> &[u8] {
-        self.buf.clear();
-        while self.buf.len() < size {
-            let want = (size - self.buf.len()).min(VALUE_POOL_BYTES / 2);
-            let at = rng.usize(0..=VALUE_POOL_BYTES - want);
-            self.buf.extend_from_slice(&self.pool[at..at + want]);
-        }
-        let stamp = rng.u64(..).to_le_bytes();
-        let n = size.min(8);
-        self.buf[..n].copy_from_slice(&stamp[..n]);
-        &self.buf
-    }
-}
-
 fn load(store: &Store, job: &Job) -> Result<RunResult> {
     let ds = &job.dataset;
     let records = ds.records;
@@ -331,7 +301,7 @@ fn load(store: &Store, job: &Job) -> Result<RunResult> {
     let result = measure(store, job, Limit::Ops(records), label, |t| {
         let mut rng = Rng::with_seed(job.seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut key = Vec::with_capacity(32);
-        let mut values = Values::new(&mut rng);
+        let mut values = Values::new(store.value_kind, &mut rng);
         let mut popularity = store.stream.as_ref().map(|s| s.popularity.clone());
         let next = &next;
         move |writer: &mut Writer| {
@@ -417,7 +387,7 @@ fn run_mix(
         };
         let mut popularity = store.stream.as_ref().map(|s| s.popularity.clone());
         let mut key = Vec::with_capacity(32);
-        let mut values = Values::new(&mut rng);
+        let mut values = Values::new(store.value_kind, &mut rng);
         move |writer: &mut Writer| {
             let op = mix.choose(&mut rng);
             let inserted = store.inserted.load(Ordering::Relaxed).max(1);
@@ -803,6 +773,7 @@ where
         reverse: job.reverse,
         key_size: store.key_size,
         value_size: store.value_size,
+        value_kind: store.value_kind,
         duration_secs: elapsed,
         ..RunResult::default()
     };
