@@ -211,6 +211,18 @@ impl Funk {
             }
         }
         if let Some((r, value)) = best {
+            // The table may still hold a newer version when the log's is
+            // one a batch or a journal replay appended late (see
+            // `FunkScan::step`): only then is it looked at.
+            let newer_in_table = match &self.table {
+                Some(t) if r.version <= t.footer.max_version => t
+                    .get(key, &|v| view.admits(v))?
+                    .filter(|e| e.stamp() > r.stamp()),
+                _ => None,
+            };
+            if let Some(e) = newer_in_table {
+                return Ok((Some(e), Source::Table));
+            }
             let e = Entry {
                 key: key.to_vec(),
                 value,
@@ -466,6 +478,7 @@ impl Iterator for KeyGroups {
         if merged {
             group.sort_by_key(|e| std::cmp::Reverse((e.version, e.counter)));
         }
+        let from_logs = group.len();
         if let Some(t) = self.table.as_mut() {
             while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
                 if let Some(Ok(e)) = t.next() {
@@ -474,6 +487,11 @@ impl Iterator for KeyGroups {
                     }
                 }
             }
+        }
+        // Table entries are usually older than log records, but a batch or
+        // a journal replay may append an older version to a log late.
+        if from_logs > 0 && group.len() > from_logs {
+            group.sort_by_key(|e| std::cmp::Reverse((e.version, e.counter)));
         }
         Some(Ok((key, group)))
     }
@@ -676,7 +694,7 @@ impl FunkScan {
         if from_band.is_some() {
             best = None;
         }
-        let mut from_table: Option<Option<Vec<u8>>> = None;
+        let mut from_table: Option<(Stamp, Option<Vec<u8>>)> = None;
         let (max, floor, recovery) = (self.max_version, self.floor, &self.recovery);
         if let Some(t) = self.table.as_mut() {
             while matches!(t.peek(), Some(Ok(e)) if e.key == key) {
@@ -684,15 +702,28 @@ impl FunkScan {
                     let admitted =
                         e.version <= max && e.version >= floor && recovery.visible(e.version);
                     if from_table.is_none() && admitted {
-                        from_table = Some(e.value);
+                        from_table = Some((e.stamp(), e.value));
                     }
                 }
+            }
+        }
+        // Log records are usually newer than the table's, but not always:
+        // a batch (or a journal replay) may append a version older than one
+        // a rebuild already moved into the table. The newest stamp wins.
+        let log_stamp = match (&best, &from_band) {
+            (Some((_, r)), _) => Some(r.stamp()),
+            (None, Some((s, _))) => Some(*s),
+            (None, None) => None,
+        };
+        if let Some((ts, v)) = from_table {
+            if log_stamp.is_none_or(|l| l < ts) {
+                return Ok(Some((key, v)));
             }
         }
         let value = match (best, from_band) {
             (Some((i, r)), _) => self.logs[i].0.read_value(&r)?,
             (None, Some((_, v))) => v,
-            (None, None) => from_table.flatten(),
+            (None, None) => None,
         };
         Ok(Some((key, value)))
     }
