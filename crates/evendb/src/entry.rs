@@ -34,6 +34,25 @@ impl Entry {
 pub(crate) const KIND_PUT: u8 = 1;
 pub(crate) const KIND_DELETE: u8 = 2;
 
+/// `range` as `[lo, hi)` (`hi = None`: unbounded): an excluded start or an
+/// included end becomes the next key (the key and a zero byte).
+pub(crate) fn half_open<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(
+    range: &R,
+) -> (Vec<u8>, Option<Vec<u8>>) {
+    use std::ops::Bound;
+    let lo = match range.start_bound() {
+        Bound::Included(k) => k.as_ref().to_vec(),
+        Bound::Excluded(k) => [k.as_ref(), &[0u8]].concat(),
+        Bound::Unbounded => Vec::new(),
+    };
+    let hi = match range.end_bound() {
+        Bound::Included(k) => Some([k.as_ref(), &[0u8]].concat()),
+        Bound::Excluded(k) => Some(k.as_ref().to_vec()),
+        Bound::Unbounded => None,
+    };
+    (lo, hi)
+}
+
 /// The smallest key greater than every key starting with `prefix`, if any.
 pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();

@@ -173,23 +173,6 @@ fn owned(b: Bound<&impl AsRef<[u8]>>) -> Bound<Vec<u8>> {
     }
 }
 
-/// The range a scan announces in the pending-operations array: `[lo, hi)`
-/// covering `range` (a superset is fine; it only widens what it waits for).
-pub(crate) fn announced_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
-    range: &R,
-) -> (Vec<u8>, Option<Vec<u8>>) {
-    let lo = match range.start_bound() {
-        Bound::Included(k) | Bound::Excluded(k) => k.as_ref().to_vec(),
-        Bound::Unbounded => Vec::new(),
-    };
-    let hi = match range.end_bound() {
-        Bound::Included(k) => Some([k.as_ref(), &[0u8]].concat()),
-        Bound::Excluded(k) => Some(k.as_ref().to_vec()),
-        Bound::Unbounded => None,
-    };
-    (lo, hi)
-}
-
 impl Scan {
     pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
         snap: Arc<SnapshotGuard>,
@@ -430,12 +413,11 @@ impl Scan {
         // The window starts at the candidate, else at the chunk's first
         // key, strictly below `upper` (so every window makes progress).
         let below_hi = |k: &[u8]| hi.is_none_or(|h| k < h);
-        let mut low = candidate
+        // (`chunk_below` gives a chunk whose first key is below an
+        // excluded `upper`, or at most an included one.)
+        let low = candidate
             .filter(|c| c.as_slice() >= chunk.min_key.as_slice() && below_hi(c))
             .unwrap_or_else(|| chunk.min_key.clone());
-        if !below_hi(&low) && !matches!(back.upper, Bound::Included(_)) {
-            low.clone_from(&chunk.min_key);
-        }
         // The range's start ends the reverse end at this window.
         let reaches_start = match &self.start {
             Bound::Included(s) | Bound::Excluded(s) => s.as_slice() >= low.as_slice(),
@@ -527,7 +509,8 @@ impl crate::db::Db {
     /// ```
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
         stats::add(&self.inner.counters.local().scans, 1);
-        let (lo, hi) = announced_range(&range);
+        // The `[lo, hi)` it announces in the pending-operations array.
+        let (lo, hi) = crate::entry::half_open(&range);
         let snap = SnapshotGuard::new(self.inner.clone(), &lo, hi.as_deref());
         Scan::new(Arc::new(snap), &range)
     }
@@ -553,7 +536,7 @@ impl crate::db::Db {
     /// A consistent read view of the store as of now. Cheap (one version,
     /// one registry entry); it keeps the versions it needs from being
     /// dropped until it is dropped, so do not hold one for hours
-    /// ([`Stats::active_snapshots`] shows how many are held).
+    /// ([`Stats::active_snapshots`](crate::Stats::active_snapshots) shows how many are held).
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

@@ -22,7 +22,6 @@
 
 use super::DbInner;
 use crate::batch::MAX_BATCH_SIZE;
-use crate::entry::MAX_VALUE_SIZE;
 use crate::error::{Error, Result};
 use crate::stats;
 use std::sync::Arc;
@@ -33,13 +32,8 @@ impl DbInner {
         let mut bytes = 0usize;
         for (key, value) in ops {
             super::write::check_key(key)?;
-            let value_len = value.as_ref().map_or(0, Vec::len);
-            if value_len > MAX_VALUE_SIZE {
-                return Err(Error::InvalidArgument(format!(
-                    "value of {value_len} bytes exceeds the limit of {MAX_VALUE_SIZE}"
-                )));
-            }
-            bytes += key.len() + value_len;
+            super::write::check_value(value.as_deref())?;
+            bytes += key.len() + value.as_ref().map_or(0, Vec::len);
         }
         if bytes > MAX_BATCH_SIZE {
             return Err(Error::InvalidArgument(format!(

@@ -14,7 +14,6 @@ use crate::cache::budget::MemoryBudget;
 use crate::cache::munks::MunkCache;
 use crate::cache::row::RowCache;
 use crate::chunk::{Chunk, Index};
-use crate::entry::MAX_VALUE_SIZE;
 use crate::error::{Error, Result};
 use crate::funk::log::LogConfig;
 use crate::funk::table::TableWriter;
@@ -161,17 +160,12 @@ impl Db {
     /// # Errors
     /// [`Error::InvalidArgument`] for a key over
     /// [`MAX_KEY_SIZE`](crate::MAX_KEY_SIZE) or a value over
-    /// [`MAX_VALUE_SIZE`] (before any I/O); [`Error::Poisoned`] after an
+    /// [`MAX_VALUE_SIZE`](crate::MAX_VALUE_SIZE) (before any I/O); [`Error::Poisoned`] after an
     /// earlier write failure; I/O errors (which poison the store).
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let value = value.as_ref();
-        if value.len() > MAX_VALUE_SIZE {
-            return Err(Error::InvalidArgument(format!(
-                "value of {} bytes exceeds the limit of {MAX_VALUE_SIZE}",
-                value.len()
-            )));
-        }
-        self.inner.write(key.as_ref(), Some(value)).map(|_| ())
+        self.inner
+            .write(key.as_ref(), Some(value.as_ref()))
+            .map(|_| ())
     }
 
     /// Removes `key` (a no-op if absent).
@@ -254,7 +248,8 @@ impl Db {
         &self,
         range: R,
     ) -> Result<()> {
-        self.delete_range_stamped(range).map(|_| ())
+        let (lo, hi) = crate::entry::half_open(&range);
+        self.inner.delete_range(lo, hi).map(|_| ())
     }
 
     /// Deletes every key starting with `prefix` (see [`Db::delete_range`]).
@@ -269,25 +264,16 @@ impl Db {
     }
 
     /// [`Db::delete_range`] returning the version it got (0 for an empty
-    /// range). Public for tests that check results against the commit
-    /// order; not a stable API.
-    #[doc(hidden)]
+    /// range). For tests that check results against the commit order.
+    ///
+    /// # Errors
+    /// As [`Db::delete_range`].
+    #[cfg(feature = "test-hooks")]
     pub fn delete_range_stamped<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(
         &self,
         range: R,
     ) -> Result<u64> {
-        use std::ops::Bound;
-        let lo = match range.start_bound() {
-            Bound::Included(k) => k.as_ref().to_vec(),
-            // The smallest key above `k`.
-            Bound::Excluded(k) => [k.as_ref(), &[0u8]].concat(),
-            Bound::Unbounded => Vec::new(),
-        };
-        let hi = match range.end_bound() {
-            Bound::Included(k) => Some([k.as_ref(), &[0u8]].concat()),
-            Bound::Excluded(k) => Some(k.as_ref().to_vec()),
-            Bound::Unbounded => None,
-        };
+        let (lo, hi) = crate::entry::half_open(&range);
         self.inner.delete_range(lo, hi)
     }
 
@@ -299,9 +285,6 @@ impl Db {
     /// As [`Db::put`].
     #[cfg(feature = "test-hooks")]
     pub fn write_stamped(&self, key: impl AsRef<[u8]>, value: Option<&[u8]>) -> Result<(u64, u64)> {
-        if value.is_some_and(|v| v.len() > MAX_VALUE_SIZE) {
-            return Err(Error::InvalidArgument("value too large".into()));
-        }
         self.inner.write(key.as_ref(), value)
     }
 

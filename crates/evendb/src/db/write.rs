@@ -19,7 +19,7 @@
 use super::DbInner;
 use crate::cache::row::Tag;
 use crate::chunk::{task, Chunk};
-use crate::entry::MAX_KEY_SIZE;
+use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
 use crate::funk::Funk;
 use crate::munk::{Munk, Refusal, Version};
@@ -38,6 +38,17 @@ pub(crate) struct Applied {
     pub end: u64,
     pub version: u64,
     pub counter: u64,
+}
+
+/// [`Error::InvalidArgument`] for a value over [`MAX_VALUE_SIZE`].
+pub(crate) fn check_value(value: Option<&[u8]>) -> Result<()> {
+    let len = value.map_or(0, <[u8]>::len);
+    if len > MAX_VALUE_SIZE {
+        return Err(Error::InvalidArgument(format!(
+            "value of {len} bytes exceeds the limit of {MAX_VALUE_SIZE}"
+        )));
+    }
+    Ok(())
 }
 
 /// [`Error::InvalidArgument`] for a key over [`MAX_KEY_SIZE`].
@@ -63,6 +74,7 @@ impl DbInner {
     /// Returns the put's stamp: its version and its chunk counter.
     pub(crate) fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<(u64, u64)> {
         check_key(key)?;
+        check_value(value)?;
         self.refuse_if_read_only()?;
         self.check_poison()?;
         let applied = self.apply(key, value, None)?;

@@ -276,7 +276,7 @@ impl crate::db::Db {
     /// logs fill; call it to reclaim space after mass deletes.
     ///
     /// # Errors
-    /// I/O and corruption errors; [`Error::ReadOnly`] through a read-only
+    /// I/O and corruption errors; [`Error::ReadOnly`](crate::Error::ReadOnly) through a read-only
     /// open.
     pub fn compact(&self) -> Result<()> {
         self.inner.refuse_if_read_only()?;

@@ -248,6 +248,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     let run = new_segment(inner)?;
     let mut pos = 0;
     let mut synced = 0;
+    let tombstones = inner.tombstones.load();
     while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
         // Paced writeback, as tables do (`BYTES_PER_SYNC`).
         if run.appended() >= synced + crate::funk::table::BYTES_PER_SYNC {
@@ -260,7 +261,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
             pos += 1;
         }
         // Newest first; appended oldest first, as they came.
-        let versions = super::apply_tombstones(versions, &inner.tombstones.load(), w);
+        let versions = super::apply_tombstones(versions, &tombstones, w);
         for e in super::gc_versions(versions, w).into_iter().rev() {
             let counter = std::sync::atomic::AtomicU64::new(e.counter);
             run.append(&e.key, e.value.as_deref(), e.version, &counter, false)?;
@@ -378,14 +379,10 @@ pub(super) fn rebuild_locked(
             let mut out = TableOutput::new(inner, u64::MAX);
             let ts = inner.tombstones.load();
             for e in m.entries() {
-                let mut entries = super::apply_tombstones(e.table_entries(cut, w), &ts, w);
-                while entries
-                    .last()
-                    .is_some_and(|e| e.value.is_none() && e.version <= w)
-                {
-                    entries.pop();
-                }
-                for entry in entries {
+                // `table_entries` already keeps what readers need; the
+                // range deletes' stand-ins go like any bottom tombstone.
+                let entries = super::apply_tombstones(e.table_entries(cut, w), &ts, w);
+                for entry in gc_group(entries, w) {
                     out.add(&entry)?;
                 }
             }

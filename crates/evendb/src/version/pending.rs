@@ -224,8 +224,7 @@ impl PendingOps {
     /// scans that announced themselves but have no version yet.
     /// True if a batch in progress may write `key`.
     pub fn batch_covers(&self, key: &[u8]) -> bool {
-        let slots: Vec<Arc<Slot>> = self.slots.read().clone();
-        slots.iter().any(|slot| {
+        self.slots.read().iter().any(|slot| {
             matches!(&*slot.op.lock(), Op::Batch { lo, hi, .. }
                 if lo.as_slice() <= key && hi.as_deref().is_none_or(|h| key <= h))
         })
