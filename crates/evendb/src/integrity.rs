@@ -4,7 +4,11 @@ use crate::db::{Db, DbInner};
 use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
 use crate::funk::table::{TableReader, TableWriter};
-use std::collections::HashSet;
+use crate::vfs::{Storage, StorageFile, StorageLock};
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What [`Db::verify_integrity`] checked and found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,7 +22,9 @@ pub struct IntegrityReport {
     pub logs: u64,
     /// Table entries and log records checked.
     pub entries: u64,
-    /// Engine files in the directory that the manifest does not refer to.
+    /// Engine files in the directory that the manifest does not refer to
+    /// (not counting a running rebuild's files: outputs it has yet to
+    /// publish, inputs it has replaced and is about to remove).
     pub orphans: Vec<String>,
     /// Logs that end in a torn tail (records being written at a crash,
     /// after the last checkpointed length), with its size in bytes: not
@@ -88,9 +94,17 @@ impl Db {
 
 fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<IntegrityReport> {
     let mut r = IntegrityReport::default();
-    let manifest = inner.published.lock().manifest.clone();
-    let st = inner.storage.as_ref();
     let dir = &inner.dir;
+    // The manifest and a handle on each file it lists, taken together: a
+    // rebuild that replaces and removes files meanwhile leaves the check
+    // reading what was listed.
+    let (manifest, pinned) = {
+        let published = inner.published.lock();
+        let manifest = published.manifest.clone();
+        let pinned = Pinned::new(inner.storage.clone(), dir, &manifest);
+        (manifest, pinned)
+    };
+    let st: &dyn Storage = &pinned;
     if manifest
         .chunks
         .first()
@@ -170,8 +184,18 @@ fn verify(inner: &DbInner, progress: &mut dyn FnMut(u64, u64)) -> Result<Integri
             checked(n, progress);
         }
     }
-    let live: HashSet<u64> = manifest.live_files().collect();
-    for name in st.list(dir).map_err(|e| Error::io(dir, e))? {
+    let names = inner.storage.list(dir).map_err(|e| Error::io(dir, e))?;
+    // Background work may have created files since the snapshot above:
+    // what it has published since, has yet to publish, or has replaced
+    // and is about to remove is no orphan.
+    let mut live: HashSet<u64> = manifest.live_files().collect();
+    {
+        let p = inner.published.lock();
+        live.extend(p.manifest.live_files());
+        live.extend(p.unpublished.iter().copied());
+        live.extend(p.manifest.obsolete.iter().copied());
+    }
+    for name in names {
         if crate::db::is_engine_file(&name).is_some_and(|n| !live.contains(&n)) {
             if inner.opts.read_only {
                 r.leftovers.push(name);
@@ -223,4 +247,73 @@ fn check_table(
         ));
     }
     Ok(count)
+}
+
+/// Storage that opens the files it was given handles on through those
+/// handles (still readable after a removal), everything else as `base`.
+#[derive(Debug)]
+struct Pinned {
+    base: Arc<dyn Storage>,
+    files: HashMap<PathBuf, Arc<dyn StorageFile>>,
+}
+
+impl Pinned {
+    /// Handles on the files `manifest` lists (a file that cannot be opened
+    /// is left to the check, which reports it).
+    fn new(base: Arc<dyn Storage>, dir: &Path, manifest: &crate::manifest::Manifest) -> Self {
+        let mut files = HashMap::new();
+        for c in &manifest.chunks {
+            let tables = c.files.table.map(TableWriter::file_name);
+            let logs = c.files.logs.iter().map(|&n| LogSegment::file_name(n));
+            for name in tables.into_iter().chain(logs) {
+                let p = dir.join(name);
+                if files.contains_key(&p) {
+                    continue;
+                }
+                if let Ok(f) = base.open_read(&p) {
+                    files.insert(p, f);
+                }
+            }
+        }
+        Pinned { base, files }
+    }
+}
+
+impl Storage for Pinned {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.base.create_dir_all(dir)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.base.list(dir)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        Ok(self.files.contains_key(path) || self.base.exists(path)?)
+    }
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        self.base.create(path)
+    }
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        match self.files.get(path) {
+            Some(f) => Ok(f.clone()),
+            None => self.base.open(path),
+        }
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        match self.files.get(path) {
+            Some(f) => Ok(f.clone()),
+            None => self.base.open_read(path),
+        }
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.base.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.base.remove(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.base.sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Option<Box<dyn StorageLock>>> {
+        self.base.lock(path)
+    }
 }

@@ -63,6 +63,9 @@ impl std::fmt::Debug for Db {
 #[derive(Debug)]
 pub(crate) struct Published {
     pub manifest: Manifest,
+    /// Files numbered for an operation that has not published them yet
+    /// (or never will, having failed): not orphans while the store runs.
+    pub unpublished: std::collections::HashSet<u64>,
 }
 
 pub(crate) struct DbInner {
@@ -389,6 +392,7 @@ impl DbInner {
         let mut p = self.published.lock();
         let n = p.manifest.next_file;
         p.manifest.next_file += 1;
+        p.unpublished.insert(n);
         n
     }
 
@@ -433,6 +437,7 @@ impl DbInner {
         if let Err(e) = manifest.store(self.storage.as_ref(), &self.dir) {
             return self.poison(e);
         }
+        published.unpublished.retain(|n| !live.contains(n));
         published.manifest = manifest;
         Ok(())
     }

@@ -256,7 +256,10 @@ impl Db {
             tombstones: arc_swap::ArcSwap::from_pointee(tombstones),
             reclaims: Mutex::new(Vec::new()),
             index: Index::new(chunks),
-            published: Mutex::new(Published { manifest }),
+            published: Mutex::new(Published {
+                manifest,
+                unpublished: Default::default(),
+            }),
             counters: Counters::default(),
             row_cache: RowCache::new(row_cache_bytes, 3, budget.clone()),
             munks: MunkCache::default(),
