@@ -105,18 +105,6 @@ pub fn from_hex(digits: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-/// The smallest key above every key that starts with `prefix`, if any.
-pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,13 +146,5 @@ mod tests {
         assert_eq!(parse_key("00FF", InputMode::Hex).unwrap(), [0, 0xff]);
         assert_eq!(parse_key("0x00ff", InputMode::Hex).unwrap(), [0, 0xff]);
         assert_eq!(parse_value("0x10", InputMode::Auto).unwrap(), b"0x10");
-    }
-
-    #[test]
-    fn prefix_end_skips_ff_bytes() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_end(b"\xff"), None);
-        assert_eq!(prefix_end(b""), None);
     }
 }

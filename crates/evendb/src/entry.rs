@@ -53,8 +53,16 @@ pub(crate) fn half_open<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(
     (lo, hi)
 }
 
-/// The smallest key greater than every key starting with `prefix`, if any.
-pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+/// The smallest key greater than every key starting with `prefix`: the
+/// exclusive end of the prefix's range; `None` when no key is (an empty
+/// prefix, or one of only `0xFF` bytes), so the range is unbounded above.
+///
+/// ```
+/// assert_eq!(evendb::prefix_end(b"app7|"), Some(b"app7}".to_vec()));
+/// assert_eq!(evendb::prefix_end(b"a\xff"), Some(b"b".to_vec()));
+/// assert_eq!(evendb::prefix_end(b"\xff"), None);
+/// ```
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < 0xFF {

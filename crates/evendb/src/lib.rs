@@ -66,7 +66,7 @@ pub mod vfs;
 pub use admin::ChunkInfo;
 pub use batch::{WriteBatch, MAX_BATCH_SIZE};
 pub use db::Db;
-pub use entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
+pub use entry::{prefix_end, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 pub use error::{Error, Result};
 pub use integrity::IntegrityReport;
 pub use options::{Compression, Durability, Options};

@@ -71,7 +71,7 @@ impl Context {
             if !matches!(&lo, Bound::Included(k) if *k > p) {
                 lo = Bound::Included(p.clone());
             }
-            if let Some(end) = bytes::prefix_end(&p) {
+            if let Some(end) = evendb::prefix_end(&p) {
                 if !matches!(&hi, Bound::Excluded(k) if *k < end) {
                     hi = Bound::Excluded(end);
                 }
