@@ -1,0 +1,201 @@
+//! `evendb-server`: see the library's docs and `evendb-server --help`.
+
+use clap::Parser;
+use evendb_server::config::{self, Config};
+use evendb_server::server::{self, ConnLimits};
+use evendb_server::state::{Settings, Shared};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// glibc's malloc with two arenas and a fixed mmap threshold, as the
+/// `evendb` tool and the benchmark run it (docs/design.md §9). Called
+/// before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_malloc() {
+    #[allow(unsafe_code)]
+    // SAFETY: mallopt only sets glibc's malloc parameters; no thread has
+    // started yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_malloc() {}
+
+fn init_logging(cfg: &Config) {
+    let mut b = env_logger::Builder::new();
+    b.parse_filters(&cfg.log_level);
+    if cfg.log_format == "json" {
+        b.format(|f, r| {
+            let line = serde_json::json!({
+                "ts": f.timestamp_millis().to_string(),
+                "level": r.level().as_str(),
+                "target": r.target(),
+                "msg": r.args().to_string(),
+            });
+            writeln!(f, "{line}")
+        });
+    }
+    b.init();
+}
+
+fn main() -> ExitCode {
+    tune_malloc();
+    let args = match config::args_with_file(std::env::args().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("evendb-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cfg = Config::parse_from(args);
+    init_logging(&cfg);
+    match run(cfg) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            log::error!("{e}");
+            eprintln!("evendb-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cfg: Config) -> Result<(), String> {
+    let password = cfg.password()?;
+    cfg.check(password.as_deref())?;
+    let durability = if cfg.durability == "sync" {
+        evendb::Durability::Sync
+    } else {
+        evendb::Durability::Buffered {
+            sync_interval: Duration::from_millis(cfg.sync_interval_ms.max(1)),
+        }
+    };
+    let db = evendb::Options::default()
+        .memory_budget(cfg.memory_budget)
+        .durability(durability)
+        .open(&cfg.dir)
+        .map_err(|e| format!("cannot open the store at {}: {e}", cfg.dir.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("evendb-server-io")
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let shared = runtime.block_on(serve(&cfg, db, password))?;
+    // Every connection is gone; their last commands may still be on the
+    // blocking pool, holding the store.
+    let mut shared = shared;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let shared = loop {
+        match Arc::try_unwrap(shared) {
+            Ok(s) => break Some(s),
+            Err(s) if std::time::Instant::now() < deadline => {
+                shared = s;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(s) => {
+                log::warn!("commands still running at shutdown: flushing without closing");
+                s.db.flush()
+                    .map_err(|e| format!("flush at shutdown: {e}"))?;
+                break None;
+            }
+        }
+    };
+    drop(runtime);
+    if let Some(s) = shared {
+        s.db.flush()
+            .map_err(|e| format!("flush at shutdown: {e}"))?;
+        drop(s);
+        log::info!("store closed");
+    }
+    Ok(())
+}
+
+async fn serve(
+    cfg: &Config,
+    db: evendb::Db,
+    password: Option<Vec<u8>>,
+) -> Result<Arc<Shared>, String> {
+    let listener = TcpListener::bind((cfg.bind, cfg.port))
+        .await
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", cfg.bind, cfg.port))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    let shared = Arc::new(Shared::new(
+        db,
+        Settings {
+            password,
+            max_reply: usize::try_from(cfg.max_reply_bytes).unwrap_or(usize::MAX),
+            port: addr.port(),
+            max_clients: cfg.maxclients,
+            durability: if cfg.durability == "sync" {
+                "sync"
+            } else {
+                "buffered"
+            },
+        },
+    ));
+    let metrics = match cfg.metrics_bind {
+        Some(m) => {
+            let l = TcpListener::bind(m)
+                .await
+                .map_err(|e| format!("cannot listen for metrics on {m}: {e}"))?;
+            let at = l.local_addr().map_err(|e| e.to_string())?;
+            log::info!("metrics at http://{at}/metrics");
+            println!("metrics at http://{at}/metrics");
+            Some(tokio::spawn(evendb_server::metrics::serve(
+                l,
+                shared.clone(),
+            )))
+        }
+        None => None,
+    };
+    log::info!("serving {} on {addr}", cfg.dir.display());
+    // The line tests and scripts wait for (with --port 0, the port).
+    println!("evendb-server listening on {addr}");
+    let (stop_tx, _) = watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
+    let signals = {
+        let stop_tx = stop_tx.clone();
+        tokio::spawn(async move {
+            let term = async {
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = term => log::info!("SIGTERM: shutting down"),
+                _ = tokio::signal::ctrl_c() => log::info!("SIGINT: shutting down"),
+            }
+            let _ = stop_tx.send(true);
+        })
+    };
+    let limits = ConnLimits {
+        max_clients: cfg.maxclients,
+        idle: (cfg.timeout > 0).then(|| Duration::from_secs(cfg.timeout)),
+        parser: evendb_server::resp::Limits::default(),
+    };
+    server::serve(
+        listener,
+        shared.clone(),
+        limits,
+        stop_tx,
+        Duration::from_secs(cfg.shutdown_grace),
+    )
+    .await;
+    signals.abort();
+    if let Some(m) = metrics {
+        m.abort();
+        let _ = m.await;
+    }
+    Ok(shared)
+}
