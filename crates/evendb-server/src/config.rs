@@ -64,6 +64,18 @@ pub struct Config {
     /// Seconds a shutdown waits for open connections before closing them.
     #[arg(long, default_value_t = 5)]
     pub shutdown_grace: u64,
+    /// Where commands run: `inline` on the I/O threads (no hand-off; a
+    /// command that waits for the disk holds up its thread), `pool` on
+    /// tokio's blocking pool (one hand-off per batch of pipelined
+    /// commands; many commands can wait for the disk at once), or `auto`:
+    /// `pool` in `sync` durability, whose every write waits for an fsync
+    /// (and commits in groups only if many wait together), else `inline`.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "inline", "pool"])]
+    pub exec: String,
+    /// Threads serving sockets (and, with inline execution, commands);
+    /// default: one per core.
+    #[arg(long)]
+    pub io_threads: Option<usize>,
     /// Log lines as JSON objects (`json`) or text (`text`).
     #[arg(long, default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,

@@ -81,7 +81,11 @@ fn run(cfg: Config) -> Result<(), String> {
         .durability(durability)
         .open(&cfg.dir)
         .map_err(|e| format!("cannot open the store at {}: {e}", cfg.dir.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cfg.io_threads {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = runtime
         .enable_all()
         .thread_name("evendb-server-io")
         .build()
@@ -180,6 +184,11 @@ async fn serve(
         })
     };
     let limits = ConnLimits {
+        exec: match (cfg.exec.as_str(), cfg.durability.as_str()) {
+            ("inline", _) => server::Exec::Inline,
+            ("pool", _) | ("auto", "sync") => server::Exec::Pool,
+            _ => server::Exec::Inline,
+        },
         max_clients: cfg.maxclients,
         idle: (cfg.timeout > 0).then(|| Duration::from_secs(cfg.timeout)),
         parser: evendb_server::resp::Limits::default(),

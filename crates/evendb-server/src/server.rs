@@ -3,10 +3,14 @@
 //!
 //! Threading: tokio's multi-threaded runtime owns the sockets. Each
 //! connection reads whatever requests have arrived, then runs them, up to
-//! [`BATCH_COMMANDS`] at a time, in one call on tokio's blocking pool: the
-//! store's calls may wait for the disk (a get that misses memory, a
-//! `Sync`-mode fsync), and must not hold up the threads serving other
-//! sockets. A pipeline of 16 requests thus costs one hand-off, not 16.
+//! [`BATCH_COMMANDS`] at a time, where [`Exec`] says: on the I/O thread
+//! itself (`Inline`), or in one call on tokio's blocking pool (`Pool`), so
+//! that a store call waiting for the disk does not hold up the sockets
+//! that thread serves. A hand-off to the pool and back costs two thread
+//! wake-ups per batch, which measured 3-4 times the CPU of the commands
+//! themselves (docs/design.md §15), so `Pool` is the choice only where
+//! commands mostly wait: `Sync` durability, whose writes commit in groups
+//! only when many wait for the same fsync.
 //!
 //! Back-pressure: a connection reads no new request until the replies to
 //! the previous ones are written, so a client that stops reading stops
@@ -33,9 +37,20 @@ pub const OUT_FLUSH: usize = 1 << 20;
 /// Bytes a connection asks the socket for at a time.
 const READ_CHUNK: usize = 16 << 10;
 
+/// Where commands run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exec {
+    /// On the thread that serves the socket: no hand-off, but a command
+    /// waiting for the disk holds up that thread's other sockets.
+    Inline,
+    /// On tokio's blocking pool, one hand-off per batch.
+    Pool,
+}
+
 /// Connection limits.
 #[derive(Debug, Clone)]
 pub struct ConnLimits {
+    pub exec: Exec,
     pub max_clients: usize,
     /// Close a connection idle this long; `None`: never.
     pub idle: Option<Duration>,
@@ -103,6 +118,26 @@ pub async fn serve(
     }
 }
 
+/// A batch's outcome: the session back, the commands not run yet, the
+/// replies, and what to do next.
+type Ran = (Option<Session>, VecDeque<Command>, Out, After);
+
+/// Runs `cmds` in order until one closes the connection or the replies
+/// pass [`OUT_FLUSH`].
+fn run_batch(shared: &Shared, mut sess: Option<Session>, mut cmds: VecDeque<Command>) -> Ran {
+    let mut after = After::Continue;
+    let mut out = Out::new(sess.as_ref().map_or(crate::resp::Proto::Resp2, |s| s.proto));
+    if let Some(s) = sess.as_mut() {
+        while let Some(c) = cmds.pop_front() {
+            after = execute(shared, s, &c, &mut out);
+            if after != After::Continue || out.buf.len() >= OUT_FLUSH {
+                break;
+            }
+        }
+    }
+    (sess, cmds, out, after)
+}
+
 /// Serves one connection; returns why it ended.
 async fn connection(
     mut stream: TcpStream,
@@ -165,23 +200,12 @@ async fn connection(
                 }
             }
         }
-        // Run them on the blocking pool, up to a reply's worth.
-        let (sh, mut sess, mut cmds) =
-            (shared.clone(), session.take(), std::mem::take(&mut pending));
-        let ran = tokio::task::spawn_blocking(move || {
-            let mut after = After::Continue;
-            let mut out = Out::new(sess.as_ref().map_or(crate::resp::Proto::Resp2, |s| s.proto));
-            if let Some(s) = sess.as_mut() {
-                while let Some(c) = cmds.pop_front() {
-                    after = execute(&sh, s, &c, &mut out);
-                    if after != After::Continue || out.buf.len() >= OUT_FLUSH {
-                        break;
-                    }
-                }
-            }
-            (sess, cmds, out, after)
-        })
-        .await;
+        // Run them, up to a reply's worth.
+        let (sh, sess, cmds) = (shared.clone(), session.take(), std::mem::take(&mut pending));
+        let ran = match limits.exec {
+            Exec::Inline => Ok(run_batch(&sh, sess, cmds)),
+            Exec::Pool => tokio::task::spawn_blocking(move || run_batch(&sh, sess, cmds)).await,
+        };
         let Ok((sess, rest, out, after)) = ran else {
             return "a command panicked".into();
         };

@@ -171,17 +171,7 @@ fn dispatch(
             [_] => Err(Failed("ERR DB index is out of range".into())),
             _ => Err(wrong_args("select")),
         },
-        "config" => match args.first().map(|a| a.to_ascii_lowercase()) {
-            // Clients and tools read settings at connect (redis-benchmark
-            // asks for `save` and `appendonly`): evendb has none of Redis's.
-            Some(sub) if sub == b"get" && args.len() >= 2 => {
-                out.map(0);
-                Ok(After::Continue)
-            }
-            _ => Err(Failed(
-                "ERR CONFIG: only CONFIG GET is served (and knows no Redis settings)".into(),
-            )),
-        },
+        "config" => config(shared, args, out),
         "command" => {
             match args.first().map(|a| a.to_ascii_lowercase()).as_deref() {
                 Some(b"count") => out.int(0),
@@ -215,6 +205,40 @@ fn dispatch(
             )))
         }
     }
+}
+
+/// `CONFIG GET name...`: the few settings clients and tools read at
+/// connect (redis-benchmark asks for `save` and `appendonly`), answered
+/// in Redis's terms; names are matched exactly (no glob patterns).
+fn config(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
+    let get = args.first().is_some_and(|a| a.eq_ignore_ascii_case(b"get"));
+    if !get || args.len() < 2 {
+        return Err(Failed(
+            "ERR CONFIG: only CONFIG GET is served; settings are flags of evendb-server".into(),
+        ));
+    }
+    let budget = shared.db.stats().memory_budget.to_string();
+    let known: Vec<(&[u8], String)> = args[1..]
+        .iter()
+        .filter_map(|name| {
+            let value = match name.to_ascii_lowercase().as_slice() {
+                // evendb has its own logs and checkpoints, no RDB or AOF.
+                b"save" => String::new(),
+                b"appendonly" => "no".into(),
+                b"databases" => "1".into(),
+                b"maxmemory" => budget.clone(),
+                b"maxclients" => shared.settings.max_clients.to_string(),
+                _ => return None,
+            };
+            Some((name.as_slice(), value))
+        })
+        .collect();
+    out.map(known.len());
+    for (name, value) in known {
+        out.bulk(name);
+        out.bulk(value.as_bytes());
+    }
+    Ok(After::Continue)
 }
 
 /// Compares `given` with the password in constant time (for equal
