@@ -175,6 +175,10 @@ stats! {
         /// again in key order (a run, kept like an adopted log) instead of
         /// rewriting the chunk's table.
         log_runs,
+        /// Chunks rebuilt into tables because the store had stopped taking
+        /// writes and their data lay in several log segments (counted in
+        /// `rebalances` too).
+        idle_compactions,
         /// Bytes of log written by those runs.
         run_bytes_written,
         /// Time spent in all rebuilds that write tables (rebalances, splits, merges), in microseconds.
@@ -199,6 +203,9 @@ stats! {
         log_parts_skipped,
         /// Searched lookups that found no record of the key.
         log_filter_false_positives,
+        /// Log segments a get did not look at: every record in them is
+        /// older than the version it had already found in a newer one.
+        log_segments_older_skipped,
         /// Puts that waited for a chunk's rebalance lock (held by a munk rebalance, split, divert, eviction or munk load).
         put_lock_waits,
         /// Time puts waited for chunks' rebalance locks, in microseconds.
@@ -358,6 +365,7 @@ pub(crate) struct FilterProbe {
     pub searched: u64,
     pub skipped: u64,
     pub false_positives: u64,
+    pub older_skipped: u64,
 }
 
 impl FilterProbe {
@@ -370,6 +378,9 @@ impl FilterProbe {
         }
         if self.false_positives != 0 {
             add(&c.log_filter_false_positives, self.false_positives);
+        }
+        if self.older_skipped != 0 {
+            add(&c.log_segments_older_skipped, self.older_skipped);
         }
     }
 }
@@ -409,6 +420,20 @@ impl Counters {
     pub fn local(&self) -> &Stripe {
         let i = STRIPE.with(|s| *s);
         &self.stripes[i % self.stripes.len()].0
+    }
+
+    /// Writes so far (puts, deletes, range deletes), summed over the
+    /// stripes: how maintenance tells that the store stopped taking them.
+    pub fn writes(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|p| {
+                let s = &p.0;
+                s.puts.load(Ordering::Relaxed)
+                    + s.deletes.load(Ordering::Relaxed)
+                    + s.range_deletes.load(Ordering::Relaxed)
+            })
+            .sum()
     }
 
     pub fn snapshot(&self) -> Stats {

@@ -15,6 +15,8 @@
 mod files;
 pub(crate) mod log;
 pub(crate) mod table;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use files::{FileSource, OpenFiles};
 
@@ -204,6 +206,16 @@ impl Funk {
         let accept = |v: u64, _c: u64| view.admits(v);
         let mut best: Option<(RecordPtr, Option<Vec<u8>>)> = None;
         for log in self.logs().rev() {
+            // Newest segment first: an older one whose every record is
+            // older than the best found so far cannot hold a newer one
+            // (after a write phase a key has versions in several runs, and
+            // each would cost a block read).
+            if let Some((b, _)) = &best {
+                if !log.may_hold_newer(b.stamp()) {
+                    probe.older_skipped += 1;
+                    continue;
+                }
+            }
             if let Some((r, value)) = log.lookup(key, hash, &accept, probe)? {
                 if best.as_ref().is_none_or(|(b, _)| b.stamp() < r.stamp()) {
                     best = Some((r, value));

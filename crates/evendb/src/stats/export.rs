@@ -251,11 +251,12 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "log filters  {} parts skipped, {} searched, {} false positives (rate {})",
+            "log filters  {} parts skipped, {} searched, {} false positives (rate {}); {} older segments not read",
             s.log_parts_skipped,
             s.log_parts_searched,
             s.log_filter_false_positives,
-            Percent(s.log_filter_false_positive_rate())
+            Percent(s.log_filter_false_positive_rate()),
+            s.log_segments_older_skipped
         )?;
         writeln!(
             f,

@@ -521,6 +521,18 @@ impl LogSegment {
         (lo <= hi).then_some((lo, hi))
     }
 
+    /// True unless every record is older than `stamp` (version, counter):
+    /// no record's version passes the largest version, and none's counter
+    /// the largest counter. Both grow under the append mutex before the
+    /// record is readable, so a get that found `stamp` elsewhere may skip
+    /// this segment when this says false.
+    pub fn may_hold_newer(&self, stamp: (u64, u64)) -> bool {
+        let Some((_, max_version)) = self.version_range() else {
+            return false;
+        };
+        (max_version, self.max_counter()) >= stamp
+    }
+
     /// True if the records came in key order up to a bounded disorder
     /// (see [`KeySpan`]); an empty segment is not banded.
     pub fn is_banded(&self) -> bool {
