@@ -97,6 +97,8 @@ pub(crate) struct DbInner {
     pub open_files: OpenFiles,
     pub maintenance: Maintenance,
     pub trimmer: crate::cache::trim::Trimmer,
+    /// When the store last took a write (idle compaction).
+    pub idle: crate::maintenance::IdleWatch,
     /// Accesses counted toward the next halving of chunk heats.
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.

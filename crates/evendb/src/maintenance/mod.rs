@@ -18,6 +18,7 @@
 //!   before returning (deterministic, for tests and one-shot tools).
 
 mod files;
+mod idle;
 mod merge;
 mod munks;
 pub(crate) mod queue;
@@ -25,6 +26,7 @@ mod rebuild;
 mod room;
 mod split;
 
+pub(crate) use idle::IdleWatch;
 pub(crate) use merge::merge;
 pub(crate) use munks::munk_rebalance;
 pub(crate) use rebuild::funk_rebalance;
@@ -42,7 +44,9 @@ use std::time::Duration;
 pub(crate) fn worker(inner: &Arc<DbInner>) {
     while let Some(next) = inner.maintenance.next(Duration::from_millis(250)) {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &next {
-            Some((chunk, bits)) => run_task(inner, chunk, *bits),
+            Some((chunk, bits)) => {
+                run_task(inner, chunk, *bits).and_then(|()| compact_if_idle(inner))
+            }
             None => idle_work(inner),
         }));
         if let Some(took) = inner.trimmer.maybe_trim(&inner.budget) {
@@ -71,7 +75,17 @@ fn idle_work(inner: &DbInner) -> Result<()> {
     if inner.budget.over() {
         make_room(inner, 0, None);
     }
-    Ok(())
+    compact_if_idle(inner)
+}
+
+/// Rebuilds chunks whose data a write phase left spread over several logs,
+/// once the store takes no writes and the queue is empty (see `idle`). An
+/// I/O failure poisons the store, as in any task.
+fn compact_if_idle(inner: &DbInner) -> Result<()> {
+    if inner.maintenance.has_tasks() || inner.check_poison().is_err() {
+        return Ok(());
+    }
+    idle::compact_idle_chunks(inner).or_else(|e| inner.poison(e))
 }
 
 /// Runs the work `bits` asks for on `chunk`.

@@ -22,6 +22,11 @@ impl Maintenance {
         self.cv.notify_one();
     }
 
+    /// True if a task is waiting.
+    pub fn has_tasks(&self) -> bool {
+        !self.queue.lock().is_empty()
+    }
+
     /// Stops the threads after their current task.
     pub fn shut_down(&self) {
         let _q = self.queue.lock();

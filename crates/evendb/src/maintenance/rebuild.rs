@@ -138,6 +138,22 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance).map(|()| true)
 }
 
+/// Rebuilds a munk-less chunk into a table unless another thread is
+/// changing it or it gained a munk (idle compaction, see `idle`). Returns
+/// whether it did.
+pub(crate) fn rebuild_idle(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
+    inner.check_poison()?;
+    let Some(own) = chunk.funk_change.try_lock() else {
+        return Ok(false);
+    };
+    if chunk.is_retired() || chunk.has_munk() || chunk.funk().is_none() {
+        return Ok(false);
+    }
+    super::room::keep_floor(inner);
+    rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)?;
+    Ok(true)
+}
+
 /// Cuts a munk-less chunk whose frozen logs (adopted or runs) grew past
 /// its size in two, sharing them (nothing is written; see
 /// `split::adopt_split`). Its logs' bytes in its range count: a table

@@ -1,0 +1,138 @@
+//! Compaction of a store that stopped taking writes.
+//!
+//! A write phase leaves munk-less chunks whose data lies in several log
+//! segments: runs of its updates, adopted logs, the unsorted active log.
+//! A get then consults each segment that may hold its key and reads a
+//! block of uncompressed records from the newest that does; the stale
+//! versions the older segments keep, and the records' missing compression,
+//! make what the reads touch several times larger than a table of the
+//! same data. Runs are kept while puts go on because they are cheap to
+//! write; once puts stop, nothing makes them cheaper to read.
+//!
+//! So when the store has taken no write for [`IDLE_AFTER`], a maintenance
+//! thread with nothing queued rebuilds such chunks into tables (the funk
+//! rebalance of `rebuild.rs`, with its crash safety), the most read first,
+//! one at a time, and stops as soon as a write or a queued task arrives.
+//!
+//! Invariants:
+//! - Only one thread compacts idle chunks at a time (`busy`).
+//! - A chunk is rebuilt only if no other thread is changing it
+//!   (`funk_change` taken with `try_lock`) and it has no munk (a munk
+//!   serves its reads).
+//! - A rebuild's working memory must be free in the budget: idle
+//!   compaction never evicts munks or shrinks the row cache to make room.
+
+use super::rebuild;
+use crate::chunk::Chunk;
+use crate::db::DbInner;
+use crate::error::Result;
+use crate::stats;
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long the store must take no writes before idle chunks are compacted.
+pub(crate) const IDLE_AFTER: Duration = Duration::from_millis(500);
+
+/// How long one turn of idle compaction may go on before the thread looks
+/// at its queue again.
+const TURN: Duration = Duration::from_secs(1);
+
+/// When the store last took a write, as maintenance saw it.
+#[derive(Debug)]
+pub(crate) struct IdleWatch {
+    /// Writes counted at the last look, and when that count last changed.
+    seen: Mutex<(u64, Instant)>,
+    /// Held by the thread compacting idle chunks.
+    busy: Mutex<()>,
+}
+
+impl Default for IdleWatch {
+    fn default() -> Self {
+        IdleWatch {
+            seen: Mutex::new((0, Instant::now())),
+            busy: Mutex::new(()),
+        }
+    }
+}
+
+impl IdleWatch {
+    /// True if the store's write count `writes` has not changed for
+    /// [`IDLE_AFTER`] (the first look at a new count starts the wait).
+    fn quiet(&self, writes: u64, now: Instant) -> bool {
+        let mut seen = self.seen.lock();
+        if seen.0 != writes {
+            *seen = (writes, now);
+            return false;
+        }
+        now.duration_since(seen.1) >= IDLE_AFTER
+    }
+}
+
+/// Segments of `chunk`'s funk holding records of its range.
+fn segments_in_range(chunk: &Chunk) -> usize {
+    let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
+    chunk.funk().map_or(0, |f| {
+        f.logs()
+            .filter(|l| l.records() > 0 && l.overlaps(from, to))
+            .filter(|l| l.window(from, to, u64::MAX).bytes() > 0)
+            .count()
+    })
+}
+
+/// True if `chunk` is worth rebuilding once the store is idle: no munk, an
+/// open funk, and records of its range in more than one log segment (a
+/// get may then read several). A chunk whose logs are one sorted log (a
+/// sequential load's adopted log) or one log over a table is read with one
+/// read a get, and is left alone.
+pub(crate) fn worth_compacting(inner: &DbInner, chunk: &Chunk) -> bool {
+    if chunk.is_retired() || chunk.has_munk() {
+        return false;
+    }
+    let Some(f) = chunk.funk() else {
+        return false;
+    };
+    segments_in_range(chunk) >= 2
+        && f.merge_memory(&chunk.min_key, chunk.end_key.as_deref()) <= inner.budget.free()
+}
+
+/// The most read chunk worth compacting that this turn has not tried.
+fn pick(inner: &DbInner, tried: &HashSet<u64>) -> Option<Arc<Chunk>> {
+    let index = inner.index.load();
+    index
+        .chunks
+        .iter()
+        .filter(|c| !tried.contains(&c.id) && worth_compacting(inner, c))
+        .max_by_key(|c| c.heat.load(std::sync::atomic::Ordering::Relaxed))
+        .cloned()
+}
+
+/// Work of a maintenance thread with an empty queue: if the store has
+/// been idle for [`IDLE_AFTER`], rebuilds the chunks [`worth_compacting`],
+/// most read first, for up to [`TURN`], stopping early at a write or a
+/// queued task.
+pub(crate) fn compact_idle_chunks(inner: &DbInner) -> Result<()> {
+    let Some(_busy) = inner.idle.busy.try_lock() else {
+        return Ok(());
+    };
+    let writes = inner.counters.writes();
+    if !inner.idle.quiet(writes, Instant::now()) {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let mut tried = HashSet::new();
+    while started.elapsed() < TURN
+        && !inner.maintenance.has_tasks()
+        && inner.counters.writes() == writes
+    {
+        let Some(chunk) = pick(inner, &tried) else {
+            break;
+        };
+        tried.insert(chunk.id);
+        if rebuild::rebuild_idle(inner, &chunk)? {
+            stats::add(&inner.counters.local().idle_compactions, 1);
+        }
+    }
+    Ok(())
+}
