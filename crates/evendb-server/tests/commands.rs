@@ -149,8 +149,13 @@ fn range_reads_page_forward_and_backward_with_cursors() {
 
 #[test]
 fn pipelined_requests_are_answered_in_order() {
+    pipeline_in_order("inline");
+    pipeline_in_order("pool");
+}
+
+fn pipeline_in_order(exec: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let s = Server::start(dir.path(), &[]);
+    let s = Server::start(dir.path(), &["--exec", exec]);
     let mut c = s.client();
     let mut burst = Vec::new();
     for i in 0..2000 {
