@@ -365,3 +365,41 @@ fn metrics_are_served_over_http() {
     assert!(text.contains("evendb_server_commands_total{cmd=\"get\"} 1\n"));
     assert!(text.contains("evendb_server_connections 1\n"));
 }
+
+#[test]
+fn thousands_of_connections_are_served_at_once() {
+    // Each connection costs a descriptor here and one in the server (which
+    // inherits this process's limit): as many as the limit allows, up to
+    // 3,000.
+    let limit = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3)?.parse::<usize>().ok())
+        })
+        .unwrap_or(1024);
+    let conns_n = (limit.saturating_sub(200)).min(3000);
+    assert!(
+        conns_n >= 500,
+        "descriptor limit {limit} too low for this test"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &[]);
+    let mut conns: Vec<Client> = (0..conns_n).map(|_| s.client()).collect();
+    // Every connection sends before any reads: all are open at once.
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.send_raw(&Client::encode(&[b"SET", format!("c{i}").as_bytes(), b"v"]));
+    }
+    for c in &mut conns {
+        assert_eq!(c.read(), Some(Reply::ok()));
+    }
+    let Reply::Bulk(info) = conns[0].cmd("INFO clients") else {
+        panic!("INFO")
+    };
+    let info = String::from_utf8(info).unwrap();
+    assert!(
+        info.contains(&format!("connected_clients:{conns_n}\r\n")),
+        "{info}"
+    );
+}
