@@ -76,6 +76,23 @@ pub struct Config {
     /// default: one per core.
     #[arg(long)]
     pub io_threads: Option<usize>,
+    /// Replicate the store through Raft with the other --cluster-members
+    /// (docs/design.md §15): writes go through the leader, reads are
+    /// linearizable unless a connection sends READONLY.
+    #[arg(long, requires_all = ["cluster_id", "cluster_members"])]
+    pub cluster: bool,
+    /// This node's id among --cluster-members.
+    #[arg(long)]
+    pub cluster_id: Option<u64>,
+    /// Every member as id@raft_addr/redis_addr, comma-separated, e.g.
+    /// 1@127.0.0.1:7001/127.0.0.1:6381,2@127.0.0.1:7002/127.0.0.1:6382.
+    /// The lowest id initializes a new cluster.
+    #[arg(long)]
+    pub cluster_members: Option<String>,
+    /// Build a snapshot (and drop the log before it, keeping 1,000
+    /// entries) every this many entries.
+    #[arg(long, default_value_t = 5000)]
+    pub cluster_snapshot_every: u64,
     /// Log lines as JSON objects (`json`) or text (`text`).
     #[arg(long, default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,

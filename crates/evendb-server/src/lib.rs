@@ -7,10 +7,12 @@
 //! - [`commands`]: what each command does with the store;
 //! - [`server`]: connections, pipelining, back-pressure, shutdown;
 //! - [`metrics`]: the Prometheus endpoint;
-//! - [`config`]: flags and the config file.
+//! - [`config`]: flags and the config file;
+//! - [`cluster`]: replication through Raft (`--cluster`).
 
 #![deny(unsafe_code)]
 
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod metrics;

@@ -1,6 +1,7 @@
 //! `evendb-server`: see the library's docs and `evendb-server --help`.
 
 use clap::Parser;
+use evendb_server::cluster::state_machine::DataStore;
 use evendb_server::config::{self, Config};
 use evendb_server::server::{self, ConnLimits};
 use evendb_server::state::{Settings, Shared};
@@ -76,11 +77,9 @@ fn run(cfg: Config) -> Result<(), String> {
             sync_interval: Duration::from_millis(cfg.sync_interval_ms.max(1)),
         }
     };
-    let db = evendb::Options::default()
+    let options = evendb::Options::default()
         .memory_budget(cfg.memory_budget)
-        .durability(durability)
-        .open(&cfg.dir)
-        .map_err(|e| format!("cannot open the store at {}: {e}", cfg.dir.display()))?;
+        .durability(durability);
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cfg.io_threads {
         runtime.worker_threads(n.max(1));
@@ -90,7 +89,29 @@ fn run(cfg: Config) -> Result<(), String> {
         .thread_name("evendb-server-io")
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let shared = runtime.block_on(serve(&cfg, db, password))?;
+    let shared = runtime.block_on(async {
+        let (data, cluster) = if cfg.cluster {
+            let members = evendb_server::cluster::parse_members(
+                cfg.cluster_members.as_deref().unwrap_or_default(),
+            )?;
+            let id = cfg.cluster_id.unwrap_or_default();
+            let (c, data) = evendb_server::cluster::node::Cluster::start(
+                id,
+                members,
+                &cfg.dir,
+                options,
+                cfg.cluster_snapshot_every,
+            )
+            .await?;
+            (data, Some(c))
+        } else {
+            let db = options
+                .open(&cfg.dir)
+                .map_err(|e| format!("cannot open the store at {}: {e}", cfg.dir.display()))?;
+            (DataStore::fixed(db), None)
+        };
+        serve(&cfg, data, cluster, password).await
+    })?;
     // Every connection is gone; their last commands may still be on the
     // blocking pool, holding the store.
     let mut shared = shared;
@@ -104,7 +125,8 @@ fn run(cfg: Config) -> Result<(), String> {
             }
             Err(s) => {
                 log::warn!("commands still running at shutdown: flushing without closing");
-                s.db.flush()
+                s.db()
+                    .flush()
                     .map_err(|e| format!("flush at shutdown: {e}"))?;
                 break None;
             }
@@ -112,7 +134,8 @@ fn run(cfg: Config) -> Result<(), String> {
     };
     drop(runtime);
     if let Some(s) = shared {
-        s.db.flush()
+        s.db()
+            .flush()
             .map_err(|e| format!("flush at shutdown: {e}"))?;
         drop(s);
         log::info!("store closed");
@@ -122,7 +145,8 @@ fn run(cfg: Config) -> Result<(), String> {
 
 async fn serve(
     cfg: &Config,
-    db: evendb::Db,
+    data: Arc<DataStore>,
+    cluster: Option<Arc<evendb_server::cluster::node::Cluster>>,
     password: Option<Vec<u8>>,
 ) -> Result<Arc<Shared>, String> {
     let listener = TcpListener::bind((cfg.bind, cfg.port))
@@ -131,8 +155,10 @@ async fn serve(
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    let clustered = cluster.is_some();
     let shared = Arc::new(Shared::new(
-        db,
+        data,
+        cluster,
         Settings {
             password,
             max_reply: usize::try_from(cfg.max_reply_bytes).unwrap_or(usize::MAX),
@@ -184,7 +210,9 @@ async fn serve(
         })
     };
     let limits = ConnLimits {
+        // A cluster node's commands wait for the leader and a quorum.
         exec: match (cfg.exec.as_str(), cfg.durability.as_str()) {
+            _ if clustered => server::Exec::Pool,
             ("inline", _) => server::Exec::Inline,
             ("pool", _) | ("auto", "sync") => server::Exec::Pool,
             _ => server::Exec::Inline,

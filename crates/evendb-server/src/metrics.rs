@@ -47,7 +47,7 @@ async fn answer(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
     let reply = match (method, path) {
         (Some(b"GET"), Some(b"/metrics")) => {
             let body = tokio::task::spawn_blocking(move || {
-                let mut text = shared.db.stats().to_prometheus("evendb");
+                let mut text = shared.db().stats().to_prometheus("evendb");
                 text.push_str(&shared.metrics.to_prometheus());
                 text
             })

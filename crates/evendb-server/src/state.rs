@@ -249,7 +249,9 @@ impl Metrics {
 /// Everything the connections share.
 #[derive(Debug)]
 pub struct Shared {
-    pub db: evendb::Db,
+    data: std::sync::Arc<crate::cluster::state_machine::DataStore>,
+    /// The node's Raft side, with `--cluster`.
+    pub cluster: Option<std::sync::Arc<crate::cluster::node::Cluster>>,
     pub settings: Settings,
     pub locks: KeyLocks,
     pub metrics: Metrics,
@@ -257,14 +259,24 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(db: evendb::Db, settings: Settings) -> Self {
+    pub fn new(
+        data: std::sync::Arc<crate::cluster::state_machine::DataStore>,
+        cluster: Option<std::sync::Arc<crate::cluster::node::Cluster>>,
+        settings: Settings,
+    ) -> Self {
         Shared {
-            db,
+            data,
+            cluster,
             settings,
             locks: KeyLocks::default(),
             metrics: Metrics::default(),
             next_client: AtomicU64::new(1),
         }
+    }
+
+    /// The store (a cluster node's may be replaced by a snapshot).
+    pub fn db(&self) -> evendb::Db {
+        self.data.db()
     }
 
     /// A new connection's id (`CLIENT ID`, `HELLO`).

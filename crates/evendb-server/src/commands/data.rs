@@ -1,14 +1,38 @@
 //! Key commands: `GET`, `SET`, `DEL`, `EXISTS`, `MGET`, `MSET`.
 
 use super::{syntax, wrong_args, After, Failed, Reply};
+use crate::cluster::{Request, Response, SetCond};
 use crate::resp::Out;
 use crate::state::Shared;
+
+/// In a cluster, proposes `req` through the leader and returns what
+/// applying it answered; `None` for a server without `--cluster`.
+fn propose(
+    shared: &Shared,
+    keys: &[&[u8]],
+    req: impl FnOnce() -> Request,
+) -> Result<Option<Response>, Failed> {
+    let Some(c) = &shared.cluster else {
+        return Ok(None);
+    };
+    if keys
+        .iter()
+        .any(|k| k.starts_with(crate::cluster::RESERVED_PREFIX))
+    {
+        return Err(Failed(
+            "ERR keys starting with FF FF FF 'evendb-raft/' are the cluster's own".into(),
+        ));
+    }
+    super::block_on(c.write(req()))
+        .map(Some)
+        .map_err(|e| Failed(e.reply()))
+}
 
 pub(super) fn get(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
     let [key] = args else {
         return Err(wrong_args("get"));
     };
-    out.maybe_bulk(shared.db.get(key)?.as_deref());
+    out.maybe_bulk(shared.db().get(key)?.as_deref());
     Ok(After::Continue)
 }
 
@@ -33,15 +57,34 @@ pub(super) fn set(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
             _ => return Err(syntax()),
         }
     }
+    let cond = match (nx, xx) {
+        (true, _) => SetCond::Absent,
+        (_, true) => SetCond::Present,
+        _ => SetCond::Always,
+    };
+    let proposed = propose(shared, &[key], || Request::Set {
+        key: key.clone(),
+        value: value.clone(),
+        cond,
+        get,
+    })?;
+    if let Some(resp) = proposed {
+        match resp {
+            Response::Old(v) => out.maybe_bulk(v.as_deref()),
+            Response::NotSet => out.nil(),
+            _ => out.simple("OK"),
+        }
+        return Ok(After::Continue);
+    }
     let _guard = shared.locks.keys([key]);
     let old = if nx || xx || get {
-        shared.db.get(key)?
+        shared.db().get(key)?
     } else {
         None
     };
     let write = !(nx && old.is_some() || xx && old.is_none());
     if write {
-        shared.db.put(key, value)?;
+        shared.db().put(key, value)?;
     }
     if get {
         out.maybe_bulk(old.as_deref());
@@ -58,18 +101,25 @@ pub(super) fn del(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
     if args.is_empty() {
         return Err(wrong_args("del"));
     }
+    let keys: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    if let Some(resp) = propose(shared, &keys, || Request::Del {
+        keys: args.to_vec(),
+    })? {
+        out.int(if let Response::Count(n) = resp { n } else { 0 });
+        return Ok(After::Continue);
+    }
     let _guard = shared.locks.keys(args);
     let mut batch = evendb::WriteBatch::new();
     let mut seen = std::collections::HashSet::new();
     let mut n = 0;
     for key in args {
-        if seen.insert(key.as_slice()) && shared.db.get(key)?.is_some() {
+        if seen.insert(key.as_slice()) && shared.db().get(key)?.is_some() {
             batch.delete(key);
             n += 1;
         }
     }
     if n > 0 {
-        shared.db.write(&batch)?;
+        shared.db().write(&batch)?;
     }
     out.int(n);
     Ok(After::Continue)
@@ -92,17 +142,17 @@ pub(super) fn exists(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply 
 /// Where a multi-key read reads: the store for one key, a snapshot for
 /// several, so that they are read at one point in time (never half of an
 /// `MSET`).
-enum View<'a> {
-    Store(&'a evendb::Db),
+enum View {
+    Store(evendb::Db),
     Snapshot(evendb::Snapshot),
 }
 
-impl<'a> View<'a> {
-    fn of(shared: &'a Shared, keys: usize) -> Self {
+impl View {
+    fn of(shared: &Shared, keys: usize) -> Self {
         if keys > 1 {
-            View::Snapshot(shared.db.snapshot())
+            View::Snapshot(shared.db().snapshot())
         } else {
-            View::Store(&shared.db)
+            View::Store(shared.db())
         }
     }
 
@@ -140,12 +190,23 @@ pub(super) fn mset(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
     if args.is_empty() || !args.len().is_multiple_of(2) {
         return Err(wrong_args("mset"));
     }
+    let keys: Vec<&[u8]> = args.iter().step_by(2).map(Vec::as_slice).collect();
+    let pairs = || Request::MSet {
+        pairs: args
+            .chunks_exact(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect(),
+    };
+    if propose(shared, &keys, pairs)?.is_some() {
+        out.simple("OK");
+        return Ok(After::Continue);
+    }
     let mut batch = evendb::WriteBatch::new();
     for pair in args.chunks_exact(2) {
         batch.put(&pair[0], &pair[1]);
     }
     let _guard = shared.locks.keys(args.iter().step_by(2));
-    shared.db.write(&batch)?;
+    shared.db().write(&batch)?;
     out.simple("OK");
     Ok(After::Continue)
 }

@@ -2,7 +2,7 @@
 //! layout (`# Section` headers, `name:value` lines, CRLF line ends).
 //!
 //! Sections: `server`, `clients`, `memory`, `persistence`, `stats`,
-//! `commandstats` and `evendb` (every figure of the engine's `Stats`). No
+//! `commandstats`, `cluster` (with `--cluster`) and `evendb` (every figure of the engine's `Stats`). No
 //! argument, `default`, `all` and `everything` give them all.
 
 use super::{After, Reply};
@@ -18,6 +18,7 @@ const SECTIONS: &[&str] = &[
     "persistence",
     "stats",
     "commandstats",
+    "cluster",
     "evendb",
 ];
 
@@ -30,12 +31,15 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
         || wanted
             .iter()
             .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
-    let stats = shared.db.stats();
+    let stats = shared.db().stats();
     let m = &shared.metrics;
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let mut text = String::new();
     for section in SECTIONS {
         if !all && !wanted.iter().any(|w| w == section) {
+            continue;
+        }
+        if *section == "cluster" && shared.cluster.is_none() {
             continue;
         }
         if !text.is_empty() {
@@ -60,7 +64,7 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
                     "uptime_in_seconds",
                     m.started.elapsed().as_secs().to_string(),
                 );
-                line("store_path", shared.db.path().display().to_string());
+                line("store_path", shared.db().path().display().to_string());
             }
             "clients" => {
                 line(
@@ -109,6 +113,13 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
                                 usec as f64 / calls as f64
                             ),
                         );
+                    }
+                }
+            }
+            "cluster" => {
+                if let Some(c) = &shared.cluster {
+                    for (name, value) in c.status() {
+                        line(&name, value);
                     }
                 }
             }

@@ -17,6 +17,9 @@ pub struct Session {
     pub proto: Proto,
     pub authed: bool,
     pub name: Option<Vec<u8>>,
+    /// `READONLY`: in a cluster, reads are served from this node's store
+    /// as it is, without asking the leader (possibly stale).
+    pub stale_reads: bool,
 }
 
 impl Session {
@@ -27,6 +30,7 @@ impl Session {
             proto: Proto::Resp2,
             authed: shared.settings.password.is_none(),
             name: None,
+            stale_reads: false,
         }
     }
 }
@@ -99,6 +103,21 @@ pub fn execute(shared: &Shared, session: &mut Session, cmd: &[Vec<u8>], out: &mu
     after
 }
 
+/// Runs `f` to completion on the runtime (commands of a cluster node run
+/// on the blocking pool, where this may wait).
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Handle::current().block_on(f)
+}
+
+/// In a cluster, before a read: Raft's read index, unless the session
+/// asked for `READONLY` reads.
+fn read_barrier(shared: &Shared, session: &Session) -> Result<(), Failed> {
+    match &shared.cluster {
+        Some(c) if !session.stale_reads => block_on(c.linearize()).map_err(|e| Failed(e.reply())),
+        _ => Ok(()),
+    }
+}
+
 fn dispatch(
     shared: &Shared,
     session: &mut Session,
@@ -107,6 +126,9 @@ fn dispatch(
     out: &mut Out,
 ) -> Reply {
     let args = &cmd[1..];
+    if matches!(name, "get" | "mget" | "exists" | "range" | "prefix") {
+        read_barrier(shared, session)?;
+    }
     match name {
         "get" => data::get(shared, args, out),
         "set" => data::set(shared, args, out),
@@ -122,11 +144,22 @@ fn dispatch(
             if !args.is_empty() {
                 return Err(wrong_args("flush"));
             }
-            shared.db.flush()?;
+            shared.db().flush()?;
             out.simple("OK");
             Ok(After::Continue)
         }
         "info" => info::info(shared, args, out),
+        "cluster" => cluster(shared, args, out),
+        "readonly" | "readwrite" => {
+            if shared.cluster.is_none() {
+                return Err(Failed(
+                    "ERR This instance has cluster support disabled".into(),
+                ));
+            }
+            session.stale_reads = name == "readonly";
+            out.simple("OK");
+            Ok(After::Continue)
+        }
         "ping" => match args {
             [] => {
                 out.simple("PONG");
@@ -207,6 +240,49 @@ fn dispatch(
     }
 }
 
+/// `CLUSTER INFO | ADDNODE id raft_addr redis_addr | REMOVENODE id`.
+fn cluster(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
+    let Some(c) = &shared.cluster else {
+        return Err(Failed(
+            "ERR This instance has cluster support disabled".into(),
+        ));
+    };
+    let sub = args
+        .first()
+        .map(|a| a.to_ascii_lowercase())
+        .unwrap_or_default();
+    let text = |a: &[u8]| String::from_utf8_lossy(a).to_string();
+    let fail = |e: crate::cluster::node::ClusterError| Failed(e.reply());
+    match (sub.as_slice(), args.len()) {
+        (b"info", 1) => {
+            let lines: String = c
+                .status()
+                .into_iter()
+                .map(|(k, v)| format!("{k}:{v}\r\n"))
+                .collect();
+            out.text(&lines);
+        }
+        (b"addnode", 4) => {
+            let id = count(&args[1])?;
+            let node = crate::cluster::ClusterNode {
+                raft: text(&args[2]),
+                redis: text(&args[3]),
+            };
+            block_on(c.add_node(id, node)).map_err(fail)?;
+            out.simple("OK");
+        }
+        (b"removenode", 2) => {
+            block_on(c.remove_node(count(&args[1])?)).map_err(fail)?;
+            out.simple("OK");
+        }
+        _ => return Err(Failed(
+            "ERR CLUSTER INFO, CLUSTER ADDNODE id raft_addr redis_addr or CLUSTER REMOVENODE id"
+                .into(),
+        )),
+    }
+    Ok(After::Continue)
+}
+
 /// `CONFIG GET name...`: the few settings clients and tools read at
 /// connect (redis-benchmark asks for `save` and `appendonly`), answered
 /// in Redis's terms; names are matched exactly (no glob patterns).
@@ -217,7 +293,7 @@ fn config(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Reply {
             "ERR CONFIG: only CONFIG GET is served; settings are flags of evendb-server".into(),
         ));
     }
-    let budget = shared.db.stats().memory_budget.to_string();
+    let budget = shared.db().stats().memory_budget.to_string();
     let known: Vec<(&[u8], String)> = args[1..]
         .iter()
         .filter_map(|name| {

@@ -97,11 +97,18 @@ fn read(
     o: &ReadOptions,
     out: &mut Out,
 ) -> Reply {
+    let hi = match (&shared.cluster, hi) {
+        (Some(_), hi) => tighter_hi(
+            hi,
+            Bound::Excluded(crate::cluster::RESERVED_PREFIX.to_vec()),
+        ),
+        (None, hi) => hi,
+    };
     let empty = is_empty(&lo, &hi);
     let mut pairs: Vec<Pair> = Vec::new();
     let mut more = false;
     if !empty {
-        let scan = shared.db.scan((lo, hi));
+        let scan = shared.db().scan((lo, hi));
         let mut iter: Box<dyn Iterator<Item = evendb::Result<Pair>>> = if o.rev {
             Box::new(scan.rev())
         } else {
@@ -209,11 +216,38 @@ pub(super) fn delrange(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Repl
             out.simple("OK");
             return Ok(After::Continue);
         }
-        let _all = shared.locks.everything();
-        shared.db.delete_range((lo, hi))?;
+        delete(shared, lo, hi)?;
     }
     out.simple("OK");
     Ok(After::Continue)
+}
+
+/// Deletes `(lo, hi)`: through the leader in a cluster, else here.
+fn delete(shared: &Shared, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> Result<(), Failed> {
+    if let Some(c) = &shared.cluster {
+        let (lo, lo_excluded) = match lo {
+            Bound::Included(k) => (k, false),
+            Bound::Excluded(k) => (k, true),
+            Bound::Unbounded => (Vec::new(), false),
+        };
+        let (hi, hi_included) = match hi {
+            Bound::Included(k) => (Some(k), true),
+            Bound::Excluded(k) => (Some(k), false),
+            Bound::Unbounded => (None, false),
+        };
+        let req = crate::cluster::Request::DelRange {
+            lo,
+            lo_excluded,
+            hi,
+            hi_included,
+        };
+        return super::block_on(c.write(req))
+            .map(drop)
+            .map_err(|e| Failed(e.reply()));
+    }
+    let _all = shared.locks.everything();
+    shared.db().delete_range((lo, hi))?;
+    Ok(())
 }
 
 /// `DELPREFIX p`: every key starting with `p`, atomically.
@@ -221,8 +255,8 @@ pub(super) fn delprefix(shared: &Shared, args: &[Vec<u8>], out: &mut Out) -> Rep
     let [p] = args else {
         return Err(wrong_args("delprefix"));
     };
-    let _all = shared.locks.everything();
-    shared.db.delete_prefix(p)?;
+    let hi = evendb::prefix_end(p).map_or(Bound::Unbounded, Bound::Excluded);
+    delete(shared, Bound::Included(p.clone()), hi)?;
     out.simple("OK");
     Ok(After::Continue)
 }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod linearizable;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -20,10 +22,15 @@ impl Server {
     /// Starts the server on `dir` with extra flags, waiting for its
     /// "listening" line.
     pub fn start(dir: &Path, flags: &[&str]) -> Server {
+        Self::start_on(dir, 0, flags)
+    }
+
+    /// `start` on a given port.
+    pub fn start_on(dir: &Path, port: u16, flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_evendb-server"))
             .arg("--dir")
             .arg(dir)
-            .args(["--port", "0", "--log-level", "warn"])
+            .args(["--port", &port.to_string(), "--log-level", "warn"])
             .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -54,6 +61,12 @@ impl Server {
             metrics,
             dir: dir.to_path_buf(),
         }
+    }
+
+    /// Kills the process at once (SIGKILL).
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub fn client(&self) -> Client {
@@ -152,13 +165,16 @@ pub struct Client {
 
 impl Client {
     pub fn connect(port: u16) -> Client {
-        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        Client {
+        Self::try_connect(port, Duration::from_secs(30)).expect("connect")
+    }
+
+    /// A connection whose reads give up after `timeout`.
+    pub fn try_connect(port: u16, timeout: Duration) -> Option<Client> {
+        let stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        stream.set_read_timeout(Some(timeout)).ok()?;
+        Some(Client {
             stream: BufReader::new(stream),
-        }
+        })
     }
 
     /// Encodes a command as a RESP array.

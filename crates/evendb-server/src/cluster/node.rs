@@ -1,0 +1,243 @@
+//! A cluster node: starting Raft on the stores, and what the commands call
+//! (writes through the leader, linearizable reads, membership, status).
+
+use super::log_store::LogStore;
+use super::network::{self, Network};
+use super::state_machine::{DataStore, StateMachine};
+use super::{ClusterNode, Request, Response, TypeConfig};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
+use openraft::{Config, Raft, ServerState};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Why a cluster command could not run here.
+#[derive(Debug)]
+pub enum ClusterError {
+    /// Another node leads: the client should ask it (its Redis address).
+    Moved(String),
+    /// No leader is known (an election is running).
+    NoLeader,
+    Other(String),
+}
+
+impl ClusterError {
+    /// The error reply (Redis cluster's `MOVED` for the first).
+    pub fn reply(&self) -> String {
+        match self {
+            ClusterError::Moved(addr) => format!("MOVED 0 {addr}"),
+            ClusterError::NoLeader => "CLUSTERDOWN no leader is elected yet; retry shortly".into(),
+            ClusterError::Other(e) => format!("ERR cluster: {e}"),
+        }
+    }
+}
+
+/// A running node.
+pub struct Cluster {
+    pub id: u64,
+    pub raft: Raft<TypeConfig>,
+    pub me: ClusterNode,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cluster({})", self.id)
+    }
+}
+
+/// How Raft is tuned: elections in 150-300 ms of silence, heartbeats every
+/// 50 ms, a snapshot every `snapshot_every` entries, keeping the last
+/// 1,000 (or fewer) entries after it for followers a little behind.
+fn config(snapshot_every: u64) -> Result<Arc<Config>, String> {
+    let c = Config {
+        cluster_name: "evendb".into(),
+        heartbeat_interval: 50,
+        election_timeout_min: 150,
+        election_timeout_max: 300,
+        snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(snapshot_every.max(1)),
+        max_in_snapshot_log_to_keep: 1000.min(snapshot_every / 2),
+        snapshot_max_chunk_size: 1 << 20,
+        ..Default::default()
+    };
+    c.validate().map(Arc::new).map_err(|e| e.to_string())
+}
+
+impl Cluster {
+    /// Starts node `id` of `members` with its stores under `dir`; the
+    /// lowest-numbered member initializes a new cluster.
+    ///
+    /// # Errors
+    /// A store cannot be opened, or the Raft address not bound.
+    pub async fn start(
+        id: u64,
+        members: BTreeMap<u64, ClusterNode>,
+        dir: &Path,
+        options: evendb::Options,
+        snapshot_every: u64,
+    ) -> Result<(Arc<Cluster>, Arc<DataStore>), String> {
+        let me = members
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| format!("--cluster-id {id} is not among --cluster-members"))?;
+        let log = LogStore::open(&dir.join("raft"))
+            .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
+        let data = DataStore::open(dir, options)?;
+        let sm = StateMachine::new(data.clone(), &dir.join("snapshots"))?;
+        let raft = Raft::new(id, config(snapshot_every)?, Network, log, sm)
+            .await
+            .map_err(|e| format!("cannot start Raft: {e}"))?;
+        let listener = tokio::net::TcpListener::bind(&me.raft)
+            .await
+            .map_err(|e| format!("cannot listen for Raft on {}: {e}", me.raft))?;
+        tokio::spawn(network::serve(listener, raft.clone()));
+        let first = members.keys().next().copied();
+        if first == Some(id) && !raft.is_initialized().await.map_err(|e| e.to_string())? {
+            raft.initialize(members)
+                .await
+                .map_err(|e| format!("cannot initialize the cluster: {e}"))?;
+            log::info!("initialized a new cluster");
+        }
+        Ok((Arc::new(Cluster { id, raft, me }), data))
+    }
+
+    fn redirect(&self, leader: Option<u64>, node: Option<ClusterNode>) -> ClusterError {
+        match (leader, node) {
+            (_, Some(n)) => ClusterError::Moved(n.redis),
+            (Some(l), None) => self
+                .raft
+                .metrics()
+                .borrow()
+                .membership_config
+                .membership()
+                .get_node(&l)
+                .map_or(ClusterError::NoLeader, |n| {
+                    ClusterError::Moved(n.redis.clone())
+                }),
+            (None, None) => ClusterError::NoLeader,
+        }
+    }
+
+    /// Proposes `req` and waits for it to be applied here (the leader).
+    ///
+    /// # Errors
+    /// Not the leader (with its address), or Raft failed.
+    pub async fn write(&self, req: Request) -> Result<Response, ClusterError> {
+        match self.raft.client_write(req).await {
+            Ok(r) => Ok(r.data),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                Err(self.redirect(f.leader_id, f.leader_node))
+            }
+            Err(e) => Err(ClusterError::Other(e.to_string())),
+        }
+    }
+
+    /// Waits until this node (the leader) has applied everything committed
+    /// when the call began, confirmed by a quorum (Raft's read index): a
+    /// read after it is linearizable.
+    ///
+    /// # Errors
+    /// Not the leader (with its address), or Raft failed.
+    pub async fn linearize(&self) -> Result<(), ClusterError> {
+        match self.raft.ensure_linearizable().await {
+            Ok(_) => Ok(()),
+            Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+                Err(self.redirect(f.leader_id, f.leader_node))
+            }
+            Err(e) => Err(ClusterError::Other(e.to_string())),
+        }
+    }
+
+    /// Adds node `id` as a voter: first as a learner that catches up.
+    ///
+    /// # Errors
+    /// Not the leader, or Raft failed.
+    pub async fn add_node(&self, id: u64, node: ClusterNode) -> Result<(), ClusterError> {
+        let fail = |e: String| ClusterError::Other(e);
+        self.raft
+            .add_learner(id, node, true)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        let mut voters = self.voters();
+        voters.insert(id);
+        self.raft
+            .change_membership(voters, false)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Removes node `id` from the voters.
+    ///
+    /// # Errors
+    /// Not the leader, or Raft failed.
+    pub async fn remove_node(&self, id: u64) -> Result<(), ClusterError> {
+        let mut voters = self.voters();
+        voters.remove(&id);
+        self.raft
+            .change_membership(voters, false)
+            .await
+            .map_err(|e| ClusterError::Other(e.to_string()))?;
+        Ok(())
+    }
+
+    fn voters(&self) -> BTreeSet<u64> {
+        self.raft
+            .metrics()
+            .borrow()
+            .membership_config
+            .membership()
+            .voter_ids()
+            .collect()
+    }
+
+    /// `name:value` lines for `INFO` and the metrics: role, term, leader,
+    /// log and apply positions, replication lag, snapshot.
+    pub fn status(&self) -> Vec<(String, String)> {
+        let m = self.raft.metrics().borrow().clone();
+        let role = match m.state {
+            ServerState::Leader => "leader",
+            ServerState::Follower => "follower",
+            ServerState::Candidate => "candidate",
+            ServerState::Learner => "learner",
+            ServerState::Shutdown => "shutdown",
+        };
+        let idx = |l: Option<openraft::LogId<u64>>| l.map_or(0, |l| l.index);
+        let mut out = vec![
+            ("cluster_node_id".into(), self.id.to_string()),
+            ("cluster_role".into(), role.into()),
+            ("cluster_term".into(), m.current_term.to_string()),
+            (
+                "cluster_leader".into(),
+                m.current_leader.map_or("none".into(), |l| l.to_string()),
+            ),
+            (
+                "cluster_last_log_index".into(),
+                idx(m
+                    .last_log_index
+                    .map(|i| openraft::LogId::new(Default::default(), i)))
+                .to_string(),
+            ),
+            (
+                "cluster_applied_index".into(),
+                idx(m.last_applied).to_string(),
+            ),
+            ("cluster_snapshot_index".into(), idx(m.snapshot).to_string()),
+            (
+                "cluster_voters".into(),
+                self.voters()
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        ];
+        if let Some(repl) = &m.replication {
+            let last = m.last_log_index.unwrap_or(0);
+            for (id, matched) in repl {
+                let lag = last.saturating_sub(idx(*matched));
+                out.push((format!("cluster_replication_lag_{id}"), lag.to_string()));
+            }
+        }
+        out
+    }
+}
