@@ -296,6 +296,21 @@ impl Funk {
         ))
     }
 
+    /// Asks the file system to start reading what a merge of `[from, to)`
+    /// reads: each segment's window of the range and the table. The merge
+    /// then reads its inputs a piece at a time from memory instead of
+    /// waiting for the device at each piece (idle compaction read 2 GB of
+    /// runs that way, its time mostly spent waiting).
+    pub fn prefetch(&self, from: &[u8], to: Option<&[u8]>) {
+        for log in self.logs() {
+            let w = log.window(from, to, u64::MAX);
+            log.prefetch(w.start, w.end);
+        }
+        if let Some(t) = &self.table {
+            t.prefetch();
+        }
+    }
+
     /// About the most memory [`Funk::key_groups`] of `[from, to)` holds at
     /// once with no log limits: the windows of the segments read whole,
     /// and a few blocks of each banded one.

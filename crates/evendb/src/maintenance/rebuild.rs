@@ -127,10 +127,11 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
             super::room::keep_floor(inner);
             return Ok(false);
         }
-        if sortable(inner, chunk) {
+        if sortable(inner, chunk) && !super::store_is_idle(inner) {
             // Its new log is unsorted, the older ones are runs: write the
             // new one again in key order, a run like them, instead of
-            // rewriting the whole chunk.
+            // rewriting the whole chunk. (Once the writes have stopped, a
+            // table is what the reads to come want: see `idle`.)
             run_and_split(inner, chunk, &own)?;
             return Ok(false);
         }
@@ -211,7 +212,7 @@ pub(crate) fn compact_log(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
         return Ok(());
     }
     inner.open_funk(chunk)?;
-    if sortable(inner, chunk) {
+    if sortable(inner, chunk) && !super::store_is_idle(inner) {
         return run_and_split(inner, chunk, &own);
     }
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
@@ -411,6 +412,7 @@ pub(super) fn rebuild_locked(
             let images = frozen.merge_memory(&chunk.min_key, chunk.end_key.as_deref());
             let _images = super::room::hold_work(inner, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
+            frozen.prefetch(&chunk.min_key, chunk.end_key.as_deref());
             let groups = frozen.key_groups(
                 &chunk.min_key,
                 chunk.end_key.as_deref(),

@@ -71,6 +71,12 @@ pub trait StorageFile: Send + Sync + Debug {
     fn sync(&self) -> io::Result<()>;
     /// Cuts the file to `len` bytes.
     fn truncate(&self, len: u64) -> io::Result<()>;
+    /// Advice that `[offset, offset + len)` is about to be read whole (a
+    /// rebuild's inputs): the file system may start reading it now, in
+    /// the background. Changes nothing but speed. Default: nothing.
+    fn will_need(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }
 
 /// A held directory lock; dropping it releases the lock.

@@ -109,4 +109,8 @@ impl StorageFile for ReadOnlyFile {
     fn truncate(&self, _len: u64) -> io::Result<()> {
         Err(refused("truncating", &self.path))
     }
+
+    fn will_need(&self, offset: u64, len: u64) {
+        self.file.will_need(offset, len);
+    }
 }

@@ -132,4 +132,14 @@ impl StorageFile for StdFile {
     fn truncate(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
     }
+
+    fn will_need(&self, offset: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        if let Some(len) = std::num::NonZeroU64::new(len) {
+            // Advice only: a failure changes nothing but speed.
+            let _ = rustix::fs::fadvise(&self.0, offset, Some(len), rustix::fs::Advice::WillNeed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+    }
 }

@@ -189,6 +189,12 @@ impl TableReader {
         self
     }
 
+    /// Asks the file system to start reading the whole file, which a
+    /// rebuild is about to merge (see `StorageFile::will_need`).
+    pub fn prefetch(&self) {
+        self.file.will_need(0, self.file_size);
+    }
+
     /// Bytes of data the table holds before compression (its entries as
     /// blocks hold them): what chunk sizes are measured in.
     pub fn data_bytes(&self) -> u64 {

@@ -793,6 +793,12 @@ impl LogSegment {
         self.dirty.load(Ordering::Acquire)
     }
 
+    /// Asks the file system to start reading `[start, end)`, which a
+    /// rebuild is about to read whole (see `StorageFile::will_need`).
+    pub fn prefetch(&self, start: u64, end: u64) {
+        self.file.will_need(start, end.saturating_sub(start));
+    }
+
     fn read_bytes(&self, start: u64, end: u64) -> Result<Vec<u8>> {
         let n = usize::try_from(end.saturating_sub(start))
             .map_err(|_| Error::corruption(&self.path, start, "log range too large"))?;
