@@ -93,6 +93,13 @@ pub struct Config {
     /// entries) every this many entries.
     #[arg(long, default_value_t = 5000)]
     pub cluster_snapshot_every: u64,
+    /// Listen for Raft here instead of at this node's Raft address among
+    /// the members (behind a proxy or NAT).
+    #[arg(long, value_name = "ADDR")]
+    pub cluster_listen: Option<String>,
+    /// Make outgoing Raft connections from this local address.
+    #[arg(long, value_name = "IP")]
+    pub cluster_source_ip: Option<std::net::IpAddr>,
     /// Log lines as JSON objects (`json`) or text (`text`).
     #[arg(long, default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,

@@ -100,7 +100,11 @@ fn run(cfg: Config) -> Result<(), String> {
                 members,
                 &cfg.dir,
                 options,
-                cfg.cluster_snapshot_every,
+                evendb_server::cluster::node::NodeOptions {
+                    snapshot_every: cfg.cluster_snapshot_every,
+                    listen: cfg.cluster_listen.clone(),
+                    source: cfg.cluster_source_ip,
+                },
             )
             .await?;
             (data, Some(c))

@@ -7,6 +7,7 @@
 mod common;
 
 use common::linearizable::{self, Kind, Op};
+use common::proxy::Proxy;
 use common::{Client, Reply, Server};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,11 +26,25 @@ struct Cluster {
     redis: Vec<u16>,
     nodes: Vec<Option<Server>>,
     extra: Vec<String>,
+    /// With proxies: each node's proxy, and where the node really listens.
+    proxies: Vec<Proxy>,
+    listen: Vec<u16>,
+}
+
+/// The loopback address node `i` connects to its peers from.
+fn source(i: usize) -> std::net::IpAddr {
+    std::net::IpAddr::from([127, 0, 0, 11 + i as u8])
 }
 
 impl Cluster {
     fn start(extra: &[&str]) -> Cluster {
-        let ports = free_ports(6);
+        Self::start_with(extra, false)
+    }
+
+    /// Three nodes; with `proxied`, each behind a [`Proxy`] that can cut
+    /// it off ([`Cluster::partition`]).
+    fn start_with(extra: &[&str], proxied: bool) -> Cluster {
+        let ports = free_ports(9);
         let members: Vec<String> = (0..3)
             .map(|i| {
                 format!(
@@ -40,17 +55,37 @@ impl Cluster {
                 )
             })
             .collect();
+        let mut proxies = Vec::new();
+        if proxied {
+            for i in 0..3 {
+                let l = std::net::TcpListener::bind(("127.0.0.1", ports[3 + i])).unwrap();
+                let to = std::net::SocketAddr::from(([127, 0, 0, 1], ports[6 + i]));
+                proxies.push(Proxy::start(l, to));
+            }
+        }
         let mut c = Cluster {
             root: tempfile::tempdir().unwrap(),
             members: members.join(","),
             redis: ports[..3].to_vec(),
             nodes: vec![None, None, None],
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            proxies,
+            listen: ports[6..].to_vec(),
         };
         for i in 0..3 {
             c.restart(i);
         }
         c
+    }
+
+    /// Cuts node `i` off from the others, both ways (or heals it).
+    fn partition(&self, i: usize, on: bool) {
+        self.proxies[i].isolate(on);
+        for (j, p) in self.proxies.iter().enumerate() {
+            if j != i {
+                p.block(source(i), on);
+            }
+        }
     }
 
     fn dir(&self, i: usize) -> std::path::PathBuf {
@@ -67,6 +102,13 @@ impl Cluster {
             &self.members,
         ];
         flags.extend(self.extra.iter().map(String::as_str));
+        let (listen, from) = (
+            format!("127.0.0.1:{}", self.listen[i]),
+            source(i).to_string(),
+        );
+        if !self.proxies.is_empty() {
+            flags.extend(["--cluster-listen", &listen, "--cluster-source-ip", &from]);
+        }
         let dir = self.dir(i);
         self.nodes[i] = Some(Server::start_on(Path::new(&dir), self.redis[i], &flags));
     }
@@ -170,6 +212,78 @@ fn writes_go_through_the_leader_and_followers_redirect() {
 }
 
 #[test]
+fn a_node_joins_and_another_leaves() {
+    let c = Cluster::start(&[]);
+    let l = c.leader(Duration::from_secs(20));
+    let mut leader = c.client(l);
+    for i in 0..50 {
+        assert_eq!(leader.cmd(&format!("SET j{i:02} {i}")), Reply::ok());
+    }
+    // A fourth node, started with every member named (it does not
+    // initialize: it is not the lowest id), joins through the leader.
+    let ports = free_ports(2);
+    let four = format!("4@127.0.0.1:{}/127.0.0.1:{}", ports[1], ports[0]);
+    let members = format!("{},{four}", c.members);
+    let dir = c.root.path().join("n4");
+    let n4 = Server::start_on(
+        &dir,
+        ports[0],
+        &[
+            "--cluster",
+            "--cluster-id",
+            "4",
+            "--cluster-members",
+            &members,
+        ],
+    );
+    let (raft4, redis4) = (
+        format!("127.0.0.1:{}", ports[1]),
+        format!("127.0.0.1:{}", ports[0]),
+    );
+    assert_eq!(
+        leader.call(&[
+            b"CLUSTER",
+            b"ADDNODE",
+            b"4",
+            raft4.as_bytes(),
+            redis4.as_bytes()
+        ]),
+        Reply::ok()
+    );
+    assert_eq!(info(&mut leader, "cluster_voters"), "1,2,3,4");
+    let mut c4 = n4.client();
+    assert_eq!(c4.cmd("READONLY"), Reply::ok());
+    let t = Instant::now();
+    while c4.cmd("GET j49") != Reply::bulk("49") {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "node 4 never caught up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A follower leaves; writes go on with three voters.
+    let gone = (0..3).find(|&i| i != l).unwrap() + 1;
+    assert_eq!(
+        leader.cmd(&format!("CLUSTER REMOVENODE {gone}")),
+        Reply::ok()
+    );
+    let voters: Vec<String> = (1..=4)
+        .filter(|&i| i != gone)
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(info(&mut leader, "cluster_voters"), voters.join(","));
+    assert_eq!(leader.cmd("SET after-leave 1"), Reply::ok());
+    let t = Instant::now();
+    while c4.cmd("GET after-leave") != Reply::bulk("1") {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "node 4 never got the write"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn a_killed_leader_is_replaced_and_no_acknowledged_write_is_lost() {
     let mut c = Cluster::start(&["--cluster-snapshot-every", "300"]);
     let l = c.leader(Duration::from_secs(20));
@@ -214,8 +328,35 @@ fn a_killed_leader_is_replaced_and_no_acknowledged_write_is_lost() {
 
 #[test]
 fn registers_stay_linearizable_across_a_leader_kill() {
-    linearizable::self_test();
     let mut c = Cluster::start(&[]);
+    registers_under(&mut c, |c, l| {
+        c.kill(l);
+        std::thread::sleep(Duration::from_millis(2500));
+    });
+}
+
+#[test]
+fn registers_stay_linearizable_across_a_partition_of_the_leader() {
+    let mut c = Cluster::start_with(&[], true);
+    registers_under(&mut c, |c, l| {
+        c.partition(l, true);
+        std::thread::sleep(Duration::from_millis(2500));
+        c.partition(l, false);
+        std::thread::sleep(Duration::from_millis(1500));
+    });
+    // Healed: one leader, and every node has the last write.
+    let l = c.leader(Duration::from_secs(10));
+    assert_eq!(c.client(l).cmd("SET healed yes"), Reply::ok());
+    for i in 0..3 {
+        c.wait_local(i, "healed", "yes");
+    }
+}
+
+/// Three clients read and write four registers through whichever node
+/// leads, while `fault` (given the leader) runs; then the history of each
+/// register is checked.
+fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
+    linearizable::self_test();
     let l = c.leader(Duration::from_secs(20));
     let epoch = Instant::now();
     let now = || epoch.elapsed().as_micros() as u64;
@@ -234,13 +375,19 @@ fn registers_stay_linearizable_across_a_leader_kill() {
                 let mut n = 0u64;
                 while !stop.load(std::sync::atomic::Ordering::Acquire) {
                     let key = rng() % KEYS;
-                    let write = rng().is_multiple_of(2);
+                    // The last client only reads, and only from the first
+                    // leader, whatever happens to it: a node cut off must
+                    // not answer it with what the others have overwritten.
+                    let pinned = client == CLIENTS - 1;
+                    let write = !pinned && rng().is_multiple_of(2);
                     let value = (client as u64) << 32 | n;
                     n += 1;
                     if conn.is_none() {
                         conn = Client::try_connect(ports[target], Duration::from_secs(2));
                         if conn.is_none() {
-                            target = (target + 1) % 3;
+                            if !pinned {
+                                target = (target + 1) % 3;
+                            }
                             std::thread::sleep(Duration::from_millis(20));
                             continue;
                         }
@@ -287,12 +434,16 @@ fn registers_stay_linearizable_across_a_leader_kill() {
                         }),
                         // Refused (MOVED, no leader): never happened.
                         Some(Reply::Error(e)) => {
-                            if let Some(addr) = e.strip_prefix("MOVED 0 127.0.0.1:") {
+                            if pinned {
+                                std::thread::sleep(Duration::from_millis(20));
+                            } else if let Some(addr) = e.strip_prefix("MOVED 0 127.0.0.1:") {
                                 if let Some(i) = ports.iter().position(|p| p.to_string() == addr) {
                                     target = i;
                                 }
                             } else {
-                                target = (target + 1) % 3;
+                                if !pinned {
+                                    target = (target + 1) % 3;
+                                }
                             }
                             conn = None;
                             None
@@ -300,7 +451,9 @@ fn registers_stay_linearizable_across_a_leader_kill() {
                         // No reply: a write may or may not have happened.
                         _ => {
                             conn = None;
-                            target = (target + 1) % 3;
+                            if !pinned {
+                                target = (target + 1) % 3;
+                            }
                             write.then(|| Op {
                                 kind: kind(None),
                                 invoked,
@@ -315,8 +468,7 @@ fn registers_stay_linearizable_across_a_leader_kill() {
             });
         }
         std::thread::sleep(Duration::from_millis(1500));
-        c.kill(l);
-        std::thread::sleep(Duration::from_millis(2500));
+        fault(c, l);
         stop.store(true, std::sync::atomic::Ordering::Release);
     });
     let histories = histories.into_inner().unwrap();

@@ -55,7 +55,11 @@ async fn read_frame(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 
 /// Makes a [`Peer`] per target node.
 #[derive(Debug, Clone, Default)]
-pub struct Network;
+pub struct Network {
+    /// The local address outgoing connections are made from (a host with
+    /// several addresses); `None`: the system's choice.
+    pub source: Option<std::net::IpAddr>,
+}
 
 impl RaftNetworkFactory<TypeConfig> for Network {
     type Network = Peer;
@@ -64,6 +68,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
         Peer {
             target,
             addr: node.raft.clone(),
+            source: self.source,
             conn: None,
         }
     }
@@ -73,7 +78,26 @@ impl RaftNetworkFactory<TypeConfig> for Network {
 pub struct Peer {
     target: u64,
     addr: String,
+    source: Option<std::net::IpAddr>,
     conn: Option<TcpStream>,
+}
+
+/// Connects to `addr`, from `source` if given.
+async fn connect(addr: &str, source: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(ip) = source else {
+        return TcpStream::connect(addr).await;
+    };
+    let to = tokio::net::lookup_host(addr)
+        .await?
+        .next()
+        .ok_or_else(|| std::io::Error::other(format!("{addr} resolves to nothing")))?;
+    let socket = if ip.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.bind(std::net::SocketAddr::new(ip, 0))?;
+    socket.connect(to).await
 }
 
 type RpcErr<E = openraft::error::Infallible> = RPCError<u64, ClusterNode, E>;
@@ -87,7 +111,7 @@ impl Peer {
         let body = serde_json::to_vec(rpc).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
         let exchange = async {
             if self.conn.is_none() {
-                let s = TcpStream::connect(&self.addr).await?;
+                let s = connect(&self.addr, self.source).await?;
                 s.set_nodelay(true)?;
                 self.conn = Some(s);
             }

@@ -32,6 +32,17 @@ impl ClusterError {
     }
 }
 
+/// How a node runs, beyond its id and the members.
+#[derive(Debug, Clone, Default)]
+pub struct NodeOptions {
+    /// A snapshot every this many entries.
+    pub snapshot_every: u64,
+    /// Where to listen for Raft (default: this node's Raft address).
+    pub listen: Option<String>,
+    /// The local address of outgoing Raft connections.
+    pub source: Option<std::net::IpAddr>,
+}
+
 /// A running node.
 pub struct Cluster {
     pub id: u64,
@@ -73,7 +84,7 @@ impl Cluster {
         members: BTreeMap<u64, ClusterNode>,
         dir: &Path,
         options: evendb::Options,
-        snapshot_every: u64,
+        tuning: NodeOptions,
     ) -> Result<(Arc<Cluster>, Arc<DataStore>), String> {
         let me = members
             .get(&id)
@@ -83,12 +94,21 @@ impl Cluster {
             .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
         let data = DataStore::open(dir, options)?;
         let sm = StateMachine::new(data.clone(), &dir.join("snapshots"))?;
-        let raft = Raft::new(id, config(snapshot_every)?, Network, log, sm)
+        let raft = Raft::new(
+            id,
+            config(tuning.snapshot_every)?,
+            Network {
+                source: tuning.source,
+            },
+            log,
+            sm,
+        )
+        .await
+        .map_err(|e| format!("cannot start Raft: {e}"))?;
+        let listen = tuning.listen.unwrap_or_else(|| me.raft.clone());
+        let listener = tokio::net::TcpListener::bind(&listen)
             .await
-            .map_err(|e| format!("cannot start Raft: {e}"))?;
-        let listener = tokio::net::TcpListener::bind(&me.raft)
-            .await
-            .map_err(|e| format!("cannot listen for Raft on {}: {e}", me.raft))?;
+            .map_err(|e| format!("cannot listen for Raft on {listen}: {e}"))?;
         tokio::spawn(network::serve(listener, raft.clone()));
         let first = members.keys().next().copied();
         if first == Some(id) && !raft.is_initialized().await.map_err(|e| e.to_string())? {
