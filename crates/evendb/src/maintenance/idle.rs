@@ -12,7 +12,8 @@
 //! So when the store has taken no write for [`IDLE_AFTER`], a maintenance
 //! thread with nothing queued rebuilds such chunks into tables (the funk
 //! rebalance of `rebuild.rs`, with its crash safety), the most read first,
-//! one at a time, and stops as soon as a write or a queued task arrives.
+//! two at a time, and stops as soon as a write or a queued task arrives
+//! (or the store closes).
 //!
 //! Invariants:
 //! - One maintenance thread at a time compacts idle chunks (`busy`), with
@@ -31,6 +32,7 @@ use crate::error::Result;
 use crate::stats;
 use parking_lot::Mutex;
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -125,7 +127,7 @@ fn pick(inner: &DbInner, tried: &HashSet<u64>) -> Option<Arc<Chunk>> {
         .chunks
         .iter()
         .filter(|c| !tried.contains(&c.id) && worth_compacting(inner, c))
-        .max_by_key(|c| c.heat.load(std::sync::atomic::Ordering::Relaxed))
+        .max_by_key(|c| c.heat.load(Ordering::Relaxed))
         .cloned()
 }
 
@@ -147,6 +149,7 @@ pub(crate) fn compact_idle_chunks(inner: &DbInner) -> Result<()> {
         while started.elapsed() < TURN
             && !inner.maintenance.has_tasks()
             && inner.counters.writes() == writes
+            && !inner.shutdown.load(Ordering::Acquire)
         {
             let chunk = {
                 let mut tried = tried.lock();
