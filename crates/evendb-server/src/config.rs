@@ -100,6 +100,10 @@ pub struct Config {
     /// Make outgoing Raft connections from this local address.
     #[arg(long, value_name = "IP")]
     pub cluster_source_ip: Option<std::net::IpAddr>,
+    /// For fault tests: every fsync of this node's stores takes this many
+    /// milliseconds longer (a slow disk).
+    #[arg(long, default_value_t = 0)]
+    pub fault_sync_delay_ms: u64,
     /// Log lines as JSON objects (`json`) or text (`text`).
     #[arg(long, default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,

@@ -15,6 +15,7 @@
 pub mod cluster;
 pub mod commands;
 pub mod config;
+pub mod fault;
 pub mod metrics;
 pub mod resp;
 pub mod server;

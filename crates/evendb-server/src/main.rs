@@ -77,9 +77,19 @@ fn run(cfg: Config) -> Result<(), String> {
             sync_interval: Duration::from_millis(cfg.sync_interval_ms.max(1)),
         }
     };
-    let options = evendb::Options::default()
+    let mut options = evendb::Options::default()
         .memory_budget(cfg.memory_budget)
         .durability(durability);
+    if cfg.fault_sync_delay_ms > 0 {
+        log::warn!(
+            "fault injection: every fsync takes {} ms longer",
+            cfg.fault_sync_delay_ms
+        );
+        options = options.storage(Arc::new(evendb_server::fault::SlowSync {
+            inner: Arc::new(evendb::vfs::StdFs),
+            delay: Duration::from_millis(cfg.fault_sync_delay_ms),
+        }));
+    }
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cfg.io_threads {
         runtime.worker_threads(n.max(1));

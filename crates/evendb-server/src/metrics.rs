@@ -1,6 +1,7 @@
 //! The Prometheus endpoint: `GET /metrics` on its own port answers the
 //! engine's figures (`Stats::to_prometheus`) and the server's (connections,
-//! commands by name, bytes). A minimal HTTP/1.1 responder: one request per
+//! commands by name, bytes) and, in a cluster, its role, term, log and
+//! apply positions and replication lag. A minimal HTTP/1.1 responder: one request per
 //! connection, then close.
 
 use crate::state::Shared;
@@ -49,6 +50,9 @@ async fn answer(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
             let body = tokio::task::spawn_blocking(move || {
                 let mut text = shared.db().stats().to_prometheus("evendb");
                 text.push_str(&shared.metrics.to_prometheus());
+                if let Some(c) = &shared.cluster {
+                    text.push_str(&cluster_metrics(&c.status()));
+                }
                 text
             })
             .await
@@ -59,6 +63,28 @@ async fn answer(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
         _ => response("405 Method Not Allowed", ""),
     };
     stream.write_all(&reply).await
+}
+
+/// The cluster's status as gauges: `evendb_cluster_<name>` for each
+/// numeric figure, the role as `evendb_cluster_role{role="..."} 1`, and
+/// replication lag by peer as `evendb_cluster_replication_lag{peer="..."}`.
+fn cluster_metrics(status: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (name, value) in status {
+        let name = name.strip_prefix("cluster_").unwrap_or(name);
+        if let Some(peer) = name.strip_prefix("replication_lag_") {
+            out.push_str(&format!(
+                "evendb_cluster_replication_lag{{peer=\"{peer}\"}} {value}\n"
+            ));
+        } else if name == "role" {
+            out.push_str(&format!("evendb_cluster_role{{role=\"{value}\"}} 1\n"));
+        } else if value.parse::<f64>().is_ok() {
+            out.push_str(&format!(
+                "# TYPE evendb_cluster_{name} gauge\nevendb_cluster_{name} {value}\n"
+            ));
+        }
+    }
+    out
 }
 
 fn response(status: &str, body: &str) -> Vec<u8> {

@@ -93,6 +93,11 @@ impl Cluster {
     }
 
     fn restart(&mut self, i: usize) {
+        self.restart_with(i, &[]);
+    }
+
+    /// Restarts node `i` with `more` flags.
+    fn restart_with(&mut self, i: usize, more: &[&str]) {
         let id = (i + 1).to_string();
         let mut flags = vec![
             "--cluster",
@@ -102,6 +107,7 @@ impl Cluster {
             &self.members,
         ];
         flags.extend(self.extra.iter().map(String::as_str));
+        flags.extend_from_slice(more);
         let (listen, from) = (
             format!("127.0.0.1:{}", self.listen[i]),
             source(i).to_string(),
@@ -161,6 +167,16 @@ impl Cluster {
     }
 }
 
+fn http_get(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
 fn info(c: &mut Client, field: &str) -> String {
     let Reply::Bulk(text) = c.cmd("CLUSTER INFO") else {
         panic!("CLUSTER INFO")
@@ -175,7 +191,7 @@ fn info(c: &mut Client, field: &str) -> String {
 
 #[test]
 fn writes_go_through_the_leader_and_followers_redirect() {
-    let c = Cluster::start(&[]);
+    let c = Cluster::start(&["--metrics-bind", "127.0.0.1:0"]);
     let l = c.leader(Duration::from_secs(20));
     let mut leader = c.client(l);
     assert_eq!(leader.cmd("MSET a 1 b 2"), Reply::ok());
@@ -188,6 +204,13 @@ fn writes_go_through_the_leader_and_followers_redirect() {
         leader.cmd("CLUSTER INFO")
     );
     assert_eq!(info(&mut leader, "cluster_role"), "leader");
+    let metrics = http_get(c.nodes[l].as_ref().unwrap().metrics.as_deref().unwrap());
+    assert!(
+        metrics.contains("evendb_cluster_role{role=\"leader\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("\nevendb_cluster_term "));
+    assert!(metrics.contains("evendb_cluster_replication_lag{peer="));
     let f = (l + 1) % 3;
     let mut follower = c.client(f);
     let moved = format!("MOVED 0 127.0.0.1:{}", c.redis[l]);
@@ -350,6 +373,26 @@ fn registers_stay_linearizable_across_a_partition_of_the_leader() {
     for i in 0..3 {
         c.wait_local(i, "healed", "yes");
     }
+}
+
+#[test]
+fn registers_stay_linearizable_with_a_slow_disk_and_a_leader_kill() {
+    let mut c = Cluster::start(&[]);
+    // A follower whose every fsync takes 30 ms longer; then the leader
+    // dies, and the slow node may have to lead.
+    let l = c.leader(Duration::from_secs(20));
+    let slow = (l + 1) % 3;
+    c.kill(slow);
+    c.restart_with(slow, &["--fault-sync-delay-ms", "30"]);
+    registers_under(&mut c, |c, l| {
+        c.kill(l);
+        std::thread::sleep(Duration::from_millis(2500));
+    });
+    let mut s = c.client(slow);
+    assert_eq!(s.cmd("READONLY"), Reply::ok());
+    let l = c.leader(Duration::from_secs(10));
+    assert_eq!(c.client(l).cmd("SET last 1"), Reply::ok());
+    c.wait_local(slow, "last", "1");
 }
 
 /// Three clients read and write four registers through whichever node

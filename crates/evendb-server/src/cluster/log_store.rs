@@ -2,15 +2,92 @@
 //! durability: every change below is one `WriteBatch`, durable when it
 //! returns (one journaled commit).
 //!
+//! Writes go through one writer thread, in the order they were asked for.
+//! An append returns at once (its entries readable from memory until they
+//! are on disk) and Raft is told when they are durable; appends queued
+//! while the writer was busy are written together, one durable commit for
+//! all of them, so a busy leader or follower pays one fsync per group.
+//!
 //! Keys: `l` + the entry's index (8 bytes, big-endian, so that key order is
-//! log order) → the entry; `v` → the vote; `c` → the last committed log
-//! id; `p` → the last purged log id. Values are JSON.
+//! log order) → the entry; `v` → the vote; `p` → the last purged log id.
+//! Values are JSON. The commit index is not stored (openraft's default):
+//! the state machine keeps its own applied position, and saving the
+//! commit index would cost an fsync each time it moves.
 
 use super::{io_err, StorageResult, TypeConfig};
 use evendb::{Db, WriteBatch};
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{Entry, LogId, RaftLogReader, StorageError, StorageIOError, Vote};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
+use std::sync::{mpsc, Arc};
+
+/// A write other than an append, run on the writer thread.
+type Change = Box<dyn FnOnce(&Db) -> Result<(), std::io::Error> + Send>;
+
+/// Work for the writer thread.
+enum Job {
+    Append(Vec<Entry<TypeConfig>>, LogFlushed<TypeConfig>),
+    Run(
+        Change,
+        tokio::sync::oneshot::Sender<Result<(), std::io::Error>>,
+    ),
+}
+
+/// Entries appended but not yet on disk, by index.
+type Pending = Arc<Mutex<BTreeMap<u64, Entry<TypeConfig>>>>;
+
+/// The writer thread: runs jobs in order, appends queued together in one
+/// batch.
+fn writer(db: Db, pending: Pending, jobs: mpsc::Receiver<Job>) {
+    let mut next = None;
+    loop {
+        let Some(job) = next.take().or_else(|| jobs.recv().ok()) else {
+            return;
+        };
+        match job {
+            Job::Run(f, done) => {
+                let _ = done.send(f(&db));
+            }
+            Job::Append(entries, callback) => {
+                let mut group = vec![(entries, callback)];
+                while let Ok(j) = jobs.try_recv() {
+                    match j {
+                        Job::Append(e, c) => group.push((e, c)),
+                        other => {
+                            next = Some(other);
+                            break;
+                        }
+                    }
+                }
+                let mut batch = WriteBatch::new();
+                let mut written = Vec::new();
+                let mut encoded = Ok(());
+                for e in group.iter().flat_map(|(es, _)| es) {
+                    match serde_json::to_vec(e) {
+                        Ok(v) => batch.put(entry_key(e.log_id.index), v),
+                        Err(x) => encoded = Err(io_err(x)),
+                    }
+                    written.push(e.log_id);
+                }
+                let result = encoded.and_then(|()| db.write(&batch).map_err(io_err));
+                if result.is_ok() {
+                    // On disk now: readers find them there.
+                    let mut p = pending.lock();
+                    for id in written {
+                        if p.get(&id.index).is_some_and(|e| e.log_id == id) {
+                            p.remove(&id.index);
+                        }
+                    }
+                }
+                for (_, callback) in group {
+                    callback.log_io_completed(result.as_ref().map(|_| ()).map_err(io_err));
+                }
+            }
+        }
+    }
+}
 
 fn entry_key(index: u64) -> [u8; 9] {
     let mut k = [0u8; 9];
@@ -19,23 +96,58 @@ fn entry_key(index: u64) -> [u8; 9] {
     k
 }
 
-/// The log store; clones share the store.
-#[derive(Debug, Clone)]
+/// The log store; clones share the store and its writer.
+#[derive(Clone)]
 pub struct LogStore {
     db: Db,
+    pending: Pending,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl std::fmt::Debug for LogStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LogStore({})", self.db.path().display())
+    }
 }
 
 impl LogStore {
-    /// Opens (or creates) the log store at `dir`.
+    /// Opens (or creates) the log store at `dir`, on the storage of
+    /// `options` (its durability is always `Sync`, its budget 64 MiB).
     ///
     /// # Errors
     /// The store cannot be opened.
-    pub fn open(dir: &std::path::Path) -> evendb::Result<Self> {
-        let db = evendb::Options::default()
+    pub fn open(dir: &std::path::Path, options: evendb::Options) -> evendb::Result<Self> {
+        let db = options
             .durability(evendb::Durability::Sync)
             .memory_budget(64 << 20)
             .open(dir)?;
-        Ok(LogStore { db })
+        let pending = Pending::default();
+        let (jobs, rx) = mpsc::channel();
+        let (d, p) = (db.clone(), pending.clone());
+        std::thread::Builder::new()
+            .name("evendb-raft-log".into())
+            .spawn(move || writer(d, p, rx))
+            .map_err(|e| evendb::Error::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+        Ok(LogStore { db, pending, jobs })
+    }
+
+    /// Runs `f` on the writer thread, after every write asked for before.
+    async fn write(
+        &self,
+        f: impl FnOnce(&Db) -> Result<(), std::io::Error> + Send + 'static,
+        err: fn(&std::io::Error) -> StorageIOError<u64>,
+    ) -> StorageResult<()> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let fail = |e: std::io::Error| StorageError::IO { source: err(&e) };
+        self.jobs
+            .send(Job::Run(Box::new(f), tx))
+            .map_err(|_| fail(io_err("the log writer stopped")))?;
+        rx.await
+            .map_err(|_| fail(io_err("the log writer stopped")))?
+            .map_err(fail)
     }
 
     /// Runs `f` on the blocking pool (store calls may wait for the disk).
@@ -106,14 +218,27 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(&i) => Bound::Excluded(entry_key(i).to_vec()),
             Bound::Unbounded => Bound::Excluded(b"m".to_vec()),
         };
+        // Pending entries first: one the writer removes meanwhile is in the
+        // store by then.
+        let end = range.end_bound().cloned();
+        let pending: Vec<Entry<TypeConfig>> = self
+            .pending
+            .lock()
+            .range((Bound::Included(lo), end))
+            .map(|(_, e)| e.clone())
+            .collect();
         self.blocking(
             move |db| {
-                db.scan((Bound::Included(entry_key(lo).to_vec()), hi))
-                    .map(|r| {
-                        let (_, v) = r.map_err(io_err)?;
-                        serde_json::from_slice(&v).map_err(io_err)
-                    })
-                    .collect()
+                let mut out: BTreeMap<u64, Entry<TypeConfig>> = BTreeMap::new();
+                for r in db.scan((Bound::Included(entry_key(lo).to_vec()), hi)) {
+                    let (_, v) = r.map_err(io_err)?;
+                    let e: Entry<TypeConfig> = serde_json::from_slice(&v).map_err(io_err)?;
+                    out.insert(e.log_id.index, e);
+                }
+                for e in pending {
+                    out.insert(e.log_id.index, e);
+                }
+                Ok(out.into_values().collect())
             },
             |e| StorageIOError::read_logs(e),
         )
@@ -125,8 +250,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = LogStore;
 
     async fn get_log_state(&mut self) -> StorageResult<LogState<TypeConfig>> {
+        let newest_pending = self.pending.lock().values().next_back().map(|e| e.log_id);
         self.blocking(
-            |db| {
+            move |db| {
                 let purged: Option<LogId<u64>> = Self::read_json(&db, b"p")?;
                 let last = match db.scan(&b"l"[..]..&b"m"[..]).next_back() {
                     Some(r) => {
@@ -138,7 +264,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 };
                 Ok(LogState {
                     last_purged_log_id: purged,
-                    last_log_id: last,
+                    last_log_id: newest_pending.max(last),
                 })
             },
             |e| StorageIOError::read_logs(e),
@@ -152,8 +278,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn save_vote(&mut self, vote: &Vote<u64>) -> StorageResult<()> {
         let vote = *vote;
-        self.blocking(
-            move |db| Self::put_json(&db, b"v", &vote),
+        self.write(
+            move |db| Self::put_json(db, b"v", &vote),
             |e| StorageIOError::write_vote(e),
         )
         .await
@@ -167,61 +293,49 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         .await
     }
 
-    async fn save_committed(&mut self, committed: Option<LogId<u64>>) -> StorageResult<()> {
-        self.blocking(
-            move |db| Self::put_json(&db, b"c", &committed),
-            |e| StorageIOError::write(e),
-        )
-        .await
-    }
-
-    async fn read_committed(&mut self) -> StorageResult<Option<LogId<u64>>> {
-        self.blocking(
-            |db| Ok(Self::read_json::<Option<LogId<u64>>>(&db, b"c")?.flatten()),
-            |e| StorageIOError::read(e),
-        )
-        .await
-    }
-
     async fn append<I>(&mut self, entries: I, callback: LogFlushed<TypeConfig>) -> StorageResult<()>
     where
         I: IntoIterator<Item = Entry<TypeConfig>> + Send,
         I::IntoIter: Send,
     {
         let entries: Vec<Entry<TypeConfig>> = entries.into_iter().collect();
-        let result = self
-            .blocking(
-                move |db| {
-                    let mut batch = WriteBatch::new();
-                    for e in &entries {
-                        let v = serde_json::to_vec(e).map_err(io_err)?;
-                        batch.put(entry_key(e.log_id.index), v);
-                    }
-                    db.write(&batch).map_err(io_err)
-                },
-                |e| StorageIOError::write_logs(e),
-            )
-            .await;
-        // Durable when `write` returns (`Sync` store).
-        callback.log_io_completed(result.as_ref().map(|_| ()).map_err(io_err));
-        result
+        if entries.is_empty() {
+            // A heartbeat: nothing to make durable (no fsync).
+            callback.log_io_completed(Ok(()));
+            return Ok(());
+        }
+        {
+            let mut p = self.pending.lock();
+            for e in &entries {
+                p.insert(e.log_id.index, e.clone());
+            }
+        }
+        // The writer calls back once they are durable.
+        self.jobs
+            .send(Job::Append(entries, callback))
+            .map_err(|_| StorageError::IO {
+                source: StorageIOError::write_logs(&io_err("the log writer stopped")),
+            })
     }
 
     async fn truncate(&mut self, log_id: LogId<u64>) -> StorageResult<()> {
-        self.blocking(
-            move |db| Self::delete_entries(&db, (Bound::Included(log_id.index), Bound::Unbounded)),
+        // Gone for readers at once; from disk after the appends queued
+        // before (which may still write some of them).
+        self.pending.lock().split_off(&log_id.index);
+        self.write(
+            move |db| Self::delete_entries(db, (Bound::Included(log_id.index), Bound::Unbounded)),
             |e| StorageIOError::write_logs(e),
         )
         .await
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> StorageResult<()> {
-        self.blocking(
+        self.write(
             move |db| {
                 // The purge point first: a crash between the two leaves
                 // entries below it, which are never read again.
-                Self::put_json(&db, b"p", &log_id)?;
-                Self::delete_entries(&db, (Bound::Unbounded, Bound::Included(log_id.index)))
+                Self::put_json(db, b"p", &log_id)?;
+                Self::delete_entries(db, (Bound::Unbounded, Bound::Included(log_id.index)))
             },
             |e| StorageIOError::write_logs(e),
         )

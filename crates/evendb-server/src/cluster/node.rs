@@ -56,15 +56,17 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// How Raft is tuned: elections in 150-300 ms of silence, heartbeats every
-/// 50 ms, a snapshot every `snapshot_every` entries, keeping the last
-/// 1,000 (or fewer) entries after it for followers a little behind.
+/// How Raft is tuned (etcd's defaults): heartbeats every 100 ms, an
+/// election after 1-2 s without one (150-300 ms elected new leaders under
+/// load on two busy cores, where a heartbeat can wait that long); a
+/// snapshot every `snapshot_every` entries, keeping the last 1,000 (or
+/// fewer) entries after it for followers a little behind.
 fn config(snapshot_every: u64) -> Result<Arc<Config>, String> {
     let c = Config {
         cluster_name: "evendb".into(),
-        heartbeat_interval: 50,
-        election_timeout_min: 150,
-        election_timeout_max: 300,
+        heartbeat_interval: 100,
+        election_timeout_min: 1000,
+        election_timeout_max: 2000,
         snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(snapshot_every.max(1)),
         max_in_snapshot_log_to_keep: 1000.min(snapshot_every / 2),
         snapshot_max_chunk_size: 1 << 20,
@@ -90,7 +92,7 @@ impl Cluster {
             .get(&id)
             .cloned()
             .ok_or_else(|| format!("--cluster-id {id} is not among --cluster-members"))?;
-        let log = LogStore::open(&dir.join("raft"))
+        let log = LogStore::open(&dir.join("raft"), options.clone())
             .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
         let data = DataStore::open(dir, options)?;
         let sm = StateMachine::new(data.clone(), &dir.join("snapshots"))?;
