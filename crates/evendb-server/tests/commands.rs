@@ -403,3 +403,46 @@ fn thousands_of_connections_are_served_at_once() {
         "{info}"
     );
 }
+
+/// The server's resident memory in KiB (Linux).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_client_that_does_not_read_its_replies_cannot_grow_server_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &[]);
+    let mut c = s.client();
+    let big = vec![b'x'; 1 << 20];
+    assert_eq!(c.call(&[b"SET", b"big", &big]), Reply::ok());
+    let before = rss_kib(s.child.id());
+    // 4,000 GETs of 1 MiB: 4 GiB of replies, none read for now. The
+    // writes block once the socket buffers fill: send from a thread.
+    let mut stream = c.stream.get_ref().try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        use std::io::Write;
+        let burst: Vec<u8> = (0..4000)
+            .flat_map(|_| Client::encode(&[b"GET", b"big"]))
+            .collect();
+        stream.write_all(&burst).is_ok()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let during = rss_kib(s.child.id());
+    // Other clients are served meanwhile.
+    assert_eq!(s.client().cmd("PING"), Reply::Simple("PONG".into()));
+    assert!(
+        during < before + 64 * 1024,
+        "server RSS grew from {before} KiB to {during} KiB for one slow client"
+    );
+    // The slow client still gets every reply, in order, when it reads.
+    for _ in 0..4000 {
+        assert_eq!(c.read(), Some(Reply::Bulk(big.clone())));
+    }
+    assert!(sender.join().unwrap());
+}

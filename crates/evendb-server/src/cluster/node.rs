@@ -48,6 +48,7 @@ pub struct Cluster {
     pub id: u64,
     pub raft: Raft<TypeConfig>,
     pub me: ClusterNode,
+    snapshots: Arc<super::state_machine::SnapshotCounts>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -96,6 +97,7 @@ impl Cluster {
             .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
         let data = DataStore::open(dir, options)?;
         let sm = StateMachine::new(data.clone(), &dir.join("snapshots"))?;
+        let snapshots = sm.counts.clone();
         let raft = Raft::new(
             id,
             config(tuning.snapshot_every)?,
@@ -119,7 +121,15 @@ impl Cluster {
                 .map_err(|e| format!("cannot initialize the cluster: {e}"))?;
             log::info!("initialized a new cluster");
         }
-        Ok((Arc::new(Cluster { id, raft, me }), data))
+        Ok((
+            Arc::new(Cluster {
+                id,
+                raft,
+                me,
+                snapshots,
+            }),
+            data,
+        ))
     }
 
     fn redirect(&self, leader: Option<u64>, node: Option<ClusterNode>) -> ClusterError {
@@ -244,6 +254,20 @@ impl Cluster {
                 idx(m.last_applied).to_string(),
             ),
             ("cluster_snapshot_index".into(), idx(m.snapshot).to_string()),
+            (
+                "cluster_snapshots_built".into(),
+                self.snapshots
+                    .built
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .to_string(),
+            ),
+            (
+                "cluster_snapshots_installed".into(),
+                self.snapshots
+                    .installed
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .to_string(),
+            ),
             (
                 "cluster_voters".into(),
                 self.voters()

@@ -102,6 +102,15 @@ pub struct StateMachine {
     snapshots: PathBuf,
     /// The newest snapshot: its meta and file.
     current: Arc<Mutex<Option<Kept>>>,
+    /// Snapshots built here and installed here (received from a leader).
+    pub counts: Arc<SnapshotCounts>,
+}
+
+/// How many snapshots a node built and installed since it started.
+#[derive(Debug, Default)]
+pub struct SnapshotCounts {
+    pub built: std::sync::atomic::AtomicU64,
+    pub installed: std::sync::atomic::AtomicU64,
 }
 
 fn sm_err(e: impl std::fmt::Display) -> StorageError<u64> {
@@ -229,6 +238,7 @@ impl StateMachine {
             data,
             snapshots: snapshots.to_path_buf(),
             current: Arc::new(Mutex::new(newest)),
+            counts: Arc::default(),
         })
     }
 
@@ -411,6 +421,9 @@ fn unpack(file: &Path, dir: &Path) -> Result<(), String> {
 impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
     async fn build_snapshot(&mut self) -> StorageResult<Snapshot<TypeConfig>> {
         let (meta, file) = self.blocking(|sm| sm.build()).await?;
+        self.counts
+            .built
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let f = tokio::fs::File::open(&file).await.map_err(sm_err)?;
         Ok(Snapshot {
             meta,
@@ -486,7 +499,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let meta = meta.clone();
         self.blocking(move |sm| {
             let file = sm.snapshots.join("receiving.snap");
-            sm.install(&meta, &file)
+            sm.install(&meta, &file)?;
+            sm.counts
+                .installed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
         })
         .await
     }
