@@ -446,3 +446,43 @@ fn a_client_that_does_not_read_its_replies_cannot_grow_server_memory() {
     }
     assert!(sender.join().unwrap());
 }
+
+#[test]
+fn pipelined_sets_in_sync_mode_commit_together_and_answer_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--durability", "sync"]);
+    let mut c = s.client();
+    let big_key = vec![b'k'; evendb::MAX_KEY_SIZE + 1];
+    let mut burst = Vec::new();
+    for i in 0..500 {
+        burst.extend(Client::encode(&[
+            b"SET",
+            format!("s{i:03}").as_bytes(),
+            format!("{i}").as_bytes(),
+        ]));
+    }
+    // A run with a key past the limit falls back to one SET at a time.
+    burst.extend(Client::encode(&[b"SET", b"ok1", b"1"]));
+    burst.extend(Client::encode(&[b"SET", &big_key, b"x"]));
+    burst.extend(Client::encode(&[b"SET", b"ok2", b"2"]));
+    c.send_raw(&burst);
+    for _ in 0..501 {
+        assert_eq!(c.read(), Some(Reply::ok()));
+    }
+    assert!(matches!(c.read(), Some(Reply::Error(_))));
+    assert_eq!(c.read(), Some(Reply::ok()));
+    let Reply::Bulk(info) = c.cmd("INFO commandstats") else {
+        panic!("INFO")
+    };
+    assert!(String::from_utf8_lossy(&info).contains("cmdstat_set:calls=503,"));
+    // Acknowledged means durable: kill -9, reopen, all there.
+    s.kill();
+    let db = evendb::Db::open(dir.path()).unwrap();
+    for i in 0..500 {
+        assert_eq!(
+            db.get(format!("s{i:03}")).unwrap(),
+            Some(i.to_string().into_bytes())
+        );
+    }
+    assert_eq!(db.get("ok2").unwrap().as_deref(), Some(&b"2"[..]));
+}

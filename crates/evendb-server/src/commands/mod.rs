@@ -6,7 +6,7 @@ mod data;
 mod info;
 mod range;
 
-use crate::resp::{Out, Proto};
+use crate::resp::{Command, Out, Proto};
 use crate::state::Shared;
 use subtle::ConstantTimeEq;
 
@@ -72,6 +72,64 @@ pub(crate) fn count(arg: &[u8]) -> Result<u64, Failed> {
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
         .ok_or_else(|| Failed("ERR value is not an integer or out of range".into()))
+}
+
+/// True for `SET key value` without options.
+pub fn plain_set(cmd: &[Vec<u8>]) -> bool {
+    cmd.len() == 3 && cmd[0].eq_ignore_ascii_case(b"set")
+}
+
+/// Runs consecutive plain `SET`s (see [`plain_set`]) of one pipeline as
+/// one `WriteBatch`: in `sync` durability one durable commit for all of
+/// them instead of one each. Each is acknowledged only once all are
+/// durable (replies go out after the batch anyway). Returns false, having
+/// done nothing, where that would change an answer: not `sync`, a cluster
+/// (its writes go through Raft), a session not authenticated, or a key or
+/// value past the engine's limits (each then gets its own error).
+pub fn set_group<'a>(
+    shared: &Shared,
+    session: &Session,
+    sets: impl Iterator<Item = &'a Command> + Clone,
+    out: &mut Out,
+) -> bool {
+    let fits =
+        |c: &Command| c[1].len() <= evendb::MAX_KEY_SIZE && c[2].len() <= evendb::MAX_VALUE_SIZE;
+    if shared.settings.durability != "sync"
+        || shared.cluster.is_some()
+        || !session.authed
+        || !sets.clone().all(fits)
+    {
+        return false;
+    }
+    let started = std::time::Instant::now();
+    let mut batch = evendb::WriteBatch::new();
+    let mut n = 0;
+    for c in sets.clone() {
+        batch.put(&c[1], &c[2]);
+        n += 1;
+    }
+    if batch.size_in_bytes() > evendb::MAX_BATCH_SIZE {
+        return false;
+    }
+    let result = {
+        let _guard = shared.locks.keys(sets.map(|c| c[1].as_slice()));
+        shared.db().write(&batch)
+    };
+    let micros = started.elapsed().as_micros() as u64 / n;
+    for _ in 0..n {
+        match &result {
+            Ok(()) => out.simple("OK"),
+            Err(e) => {
+                shared
+                    .metrics
+                    .error_replies
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                out.error(&format!("ERR {e}"));
+            }
+        }
+        shared.metrics.command("set", micros);
+    }
+    true
 }
 
 /// Runs `cmd`, writing its reply into `out`.
