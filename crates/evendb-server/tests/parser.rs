@@ -3,6 +3,8 @@
 //! declared lengths, fed in random pieces. A counting allocator records the
 //! largest single allocation made while parsing.
 
+mod common;
+
 use evendb_server::resp::{Limits, Parser};
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -69,13 +71,8 @@ fn feed(input: &[u8], cuts: &[usize], limits: Limits) -> (usize, bool) {
 }
 
 fn frame(args: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
+    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    common::Client::encode(&args)
 }
 
 /// Inputs that look like requests: valid frames, then bytes flipped,
