@@ -251,6 +251,8 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "split",
     "merge",
     "rebuild",
+    // Chunks compacted while the store takes no writes.
+    "idle_compactions",
     // Munks coming and going.
     "munk_loads",
     "munk_evictions",
