@@ -177,3 +177,20 @@ pub(crate) fn compact_idle_chunks(inner: &DbInner) -> Result<()> {
         outcome
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_is_quiet_only_after_a_whole_wait_without_writes() {
+        let watch = IdleWatch::default();
+        let t = Instant::now();
+        assert!(!watch.quiet(5, t), "a new count starts the wait");
+        assert!(!watch.quiet(5, t + IDLE_AFTER / 2));
+        assert!(watch.quiet(5, t + IDLE_AFTER));
+        assert!(!watch.quiet(6, t + IDLE_AFTER * 2), "a write ends it");
+        assert!(!watch.quiet(6, t + IDLE_AFTER * 2 + IDLE_AFTER / 2));
+        assert!(watch.quiet(6, t + IDLE_AFTER * 3));
+    }
+}
