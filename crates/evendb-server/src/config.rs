@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// Serve one evendb store over the Redis protocol.
 ///
 /// Any Redis client or tool works: `redis-cli -p 6379 SET k v`. Besides
-/// Redis's key commands (GET, SET [NX|XX] [GET], DEL, EXISTS, MGET, MSET)
+/// Redis's key commands (GET, SET with NX, XX or GET, DEL, EXISTS, MGET, MSET)
 /// the server speaks RANGE, PREFIX, DELRANGE, DELPREFIX and FLUSH; see the
 /// README's "Running as a server".
 #[derive(Debug, Parser)]

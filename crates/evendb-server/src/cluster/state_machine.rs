@@ -2,7 +2,8 @@
 //! are applied in log order.
 //!
 //! Each entry is applied as one `WriteBatch` together with the applied
-//! position (its log id and the membership, under [`applied_key`]), so
+//! position (its log id and the membership, under the reserved key
+//! `FF FF FF "evendb-raft/applied"`), so
 //! after a crash the store's consistent prefix and its applied position
 //! agree, and Raft re-applies exactly what the prefix lacks.
 //!
