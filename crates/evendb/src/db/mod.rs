@@ -98,7 +98,7 @@ pub(crate) struct DbInner {
     pub maintenance: Maintenance,
     pub trimmer: crate::cache::trim::Trimmer,
     /// When the store last took a write (idle compaction).
-    pub idle: crate::maintenance::IdleWatch,
+    pub idle: crate::maintenance::queue::IdleWatch,
     /// Accesses counted toward the next halving of chunk heats.
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.

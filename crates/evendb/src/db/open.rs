@@ -269,7 +269,7 @@ impl Db {
             open_files: crate::funk::OpenFiles::default(),
             maintenance: Maintenance::default(),
             trimmer: crate::cache::trim::Trimmer::new(opts.trim_freed_memory),
-            idle: crate::maintenance::IdleWatch::default(),
+            idle: crate::maintenance::queue::IdleWatch::default(),
             touches: std::sync::atomic::AtomicU64::new(0),
             next_decay: std::sync::atomic::AtomicU64::new(1024),
             retry_touches: std::sync::atomic::AtomicU64::new(256 * 1024),

@@ -9,7 +9,7 @@
 //! same data. Runs are kept while puts go on because they are cheap to
 //! write; once puts stop, nothing makes them cheaper to read.
 //!
-//! So when the store has taken no write for [`IDLE_AFTER`], a maintenance
+//! So when the store has taken no write for [`IDLE_AFTER`](super::queue::IDLE_AFTER), a maintenance
 //! thread with nothing queued rebuilds such chunks into tables (the funk
 //! rebalance of `rebuild.rs`, with its crash safety), the most read first,
 //! two at a time, and stops as soon as a write or a queued task arrives
@@ -36,9 +36,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long the store must take no writes before idle chunks are compacted.
-pub(crate) const IDLE_AFTER: Duration = Duration::from_millis(250);
-
 /// How long one turn of idle compaction may go on before the thread looks
 /// at its queue again.
 const TURN: Duration = Duration::from_secs(1);
@@ -48,38 +45,7 @@ const TURN: Duration = Duration::from_secs(1);
 /// sooner the logs are tables, the sooner gets read less.
 const IDLE_REBUILDS: usize = 2;
 
-/// When the store last took a write, as maintenance saw it.
-#[derive(Debug)]
-pub(crate) struct IdleWatch {
-    /// Writes counted at the last look, and when that count last changed.
-    seen: Mutex<(u64, Instant)>,
-    /// Held by the thread compacting idle chunks.
-    busy: Mutex<()>,
-}
-
-impl Default for IdleWatch {
-    fn default() -> Self {
-        IdleWatch {
-            seen: Mutex::new((0, Instant::now())),
-            busy: Mutex::new(()),
-        }
-    }
-}
-
-impl IdleWatch {
-    /// True if the store's write count `writes` has not changed for
-    /// [`IDLE_AFTER`] (the first look at a new count starts the wait).
-    fn quiet(&self, writes: u64, now: Instant) -> bool {
-        let mut seen = self.seen.lock();
-        if seen.0 != writes {
-            *seen = (writes, now);
-            return false;
-        }
-        now.duration_since(seen.1) >= IDLE_AFTER
-    }
-}
-
-/// True if the store has taken no write for [`IDLE_AFTER`] (as far as
+/// True if the store has taken no write for [`IDLE_AFTER`](super::queue::IDLE_AFTER) (as far as
 /// maintenance has looked: every task and every idle wake-up looks).
 pub(crate) fn store_is_idle(inner: &DbInner) -> bool {
     inner.idle.quiet(inner.counters.writes(), Instant::now())
@@ -132,7 +98,7 @@ fn pick(inner: &DbInner, tried: &HashSet<u64>) -> Option<Arc<Chunk>> {
 }
 
 /// Work of a maintenance thread with an empty queue: if the store has
-/// been idle for [`IDLE_AFTER`], rebuilds the chunks [`worth_compacting`],
+/// been idle for [`IDLE_AFTER`](super::queue::IDLE_AFTER), rebuilds the chunks [`worth_compacting`],
 /// most read first, for up to [`TURN`], stopping early at a write or a
 /// queued task.
 pub(crate) fn compact_idle_chunks(inner: &DbInner) -> Result<()> {
@@ -181,6 +147,7 @@ pub(crate) fn compact_idle_chunks(inner: &DbInner) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::maintenance::queue::{IdleWatch, IDLE_AFTER};
 
     #[test]
     fn the_store_is_quiet_only_after_a_whole_wait_without_writes() {

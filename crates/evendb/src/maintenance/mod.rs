@@ -26,7 +26,7 @@ mod rebuild;
 mod room;
 mod split;
 
-pub(crate) use idle::{store_is_idle, IdleWatch};
+pub(crate) use idle::store_is_idle;
 pub(crate) use merge::merge;
 pub(crate) use munks::munk_rebalance;
 pub(crate) use rebuild::funk_rebalance;

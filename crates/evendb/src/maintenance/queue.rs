@@ -50,3 +50,39 @@ impl Maintenance {
         }
     }
 }
+
+/// How long the store must take no writes before idle chunks are compacted.
+pub(crate) const IDLE_AFTER: Duration = Duration::from_millis(250);
+
+/// When the store last took a write, as maintenance saw it (see
+/// `idle.rs`; here so that the store can hold it without depending on
+/// the maintenance code).
+#[derive(Debug)]
+pub(crate) struct IdleWatch {
+    /// Writes counted at the last look, and when that count last changed.
+    seen: Mutex<(u64, std::time::Instant)>,
+    /// Held by the thread compacting idle chunks.
+    pub(crate) busy: Mutex<()>,
+}
+
+impl Default for IdleWatch {
+    fn default() -> Self {
+        IdleWatch {
+            seen: Mutex::new((0, std::time::Instant::now())),
+            busy: Mutex::new(()),
+        }
+    }
+}
+
+impl IdleWatch {
+    /// True if the store's write count `writes` has not changed for
+    /// [`IDLE_AFTER`] (the first look at a new count starts the wait).
+    pub(crate) fn quiet(&self, writes: u64, now: std::time::Instant) -> bool {
+        let mut seen = self.seen.lock();
+        if seen.0 != writes {
+            *seen = (writes, now);
+            return false;
+        }
+        now.duration_since(seen.1) >= IDLE_AFTER
+    }
+}
