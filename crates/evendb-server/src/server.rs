@@ -128,13 +128,17 @@ fn run_batch(shared: &Shared, mut sess: Option<Session>, mut cmds: VecDeque<Comm
     let mut after = After::Continue;
     let mut out = Out::new(sess.as_ref().map_or(crate::resp::Proto::Resp2, |s| s.proto));
     if let Some(s) = sess.as_mut() {
+        // In `sync` durability, pipelined plain SETs commit together.
+        let grouping = shared.groups_sets() && s.authed;
         while !cmds.is_empty() {
-            // In `sync` durability, pipelined plain SETs commit together.
-            let run = cmds
-                .iter()
-                .take_while(|c| crate::commands::plain_set(c))
-                .count();
-            if run > 1 && crate::commands::set_group(shared, s, cmds.range(..run), &mut out) {
+            let run = if grouping {
+                cmds.iter()
+                    .take_while(|c| crate::commands::plain_set(c))
+                    .count()
+            } else {
+                0
+            };
+            if run > 1 && crate::commands::set_group(shared, cmds.range(..run), &mut out) {
                 cmds.drain(..run);
                 continue;
             }

@@ -279,6 +279,13 @@ impl Shared {
         self.data.db()
     }
 
+    /// True if pipelined plain SETs are written as one batch: `sync`
+    /// durability (one durable commit for the run instead of one each),
+    /// and no cluster (its writes go through Raft).
+    pub fn groups_sets(&self) -> bool {
+        self.settings.durability == "sync" && self.cluster.is_none()
+    }
+
     /// A new connection's id (`CLIENT ID`, `HELLO`).
     pub fn client_id(&self) -> u64 {
         self.next_client.fetch_add(1, Ordering::Relaxed)

@@ -82,23 +82,18 @@ pub fn plain_set(cmd: &[Vec<u8>]) -> bool {
 /// Runs consecutive plain `SET`s (see [`plain_set`]) of one pipeline as
 /// one `WriteBatch`: in `sync` durability one durable commit for all of
 /// them instead of one each. Each is acknowledged only once all are
-/// durable (replies go out after the batch anyway). Returns false, having
-/// done nothing, where that would change an answer: not `sync`, a cluster
-/// (its writes go through Raft), a session not authenticated, or a key or
-/// value past the engine's limits (each then gets its own error).
+/// durable (replies go out after the batch anyway). Only where
+/// [`Shared::groups_sets`] and the session is authenticated. Returns
+/// false, having done nothing, if a key or value is past the engine's
+/// limits (each then gets its own error).
 pub fn set_group<'a>(
     shared: &Shared,
-    session: &Session,
     sets: impl Iterator<Item = &'a Command> + Clone,
     out: &mut Out,
 ) -> bool {
     let fits =
         |c: &Command| c[1].len() <= evendb::MAX_KEY_SIZE && c[2].len() <= evendb::MAX_VALUE_SIZE;
-    if shared.settings.durability != "sync"
-        || shared.cluster.is_some()
-        || !session.authed
-        || !sets.clone().all(fits)
-    {
+    if !sets.clone().all(fits) {
         return false;
     }
     let started = std::time::Instant::now();
