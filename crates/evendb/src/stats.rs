@@ -222,10 +222,10 @@ stats! {
         put_sync_waits,
         /// Time puts waited for log syncs, in microseconds.
         put_sync_wait_micros,
-        /// Puts that rebuilt their chunk themselves because its log was far past its limit (maintenance behind).
-        put_rebuild_waits,
-        /// Time puts spent rebuilding chunks themselves, in microseconds.
-        put_rebuild_wait_micros,
+        /// Puts slowed down because their chunk's log was far past its limit (maintenance behind).
+        put_pace_waits,
+        /// Time puts slept while slowed down, in microseconds.
+        put_pace_wait_micros,
         /// Times maintenance handed freed memory back to the system.
         memory_trims,
         /// Time those hand-backs took, in microseconds.
@@ -519,13 +519,13 @@ impl Stats {
     }
 
     /// Total time puts spent waiting (for locks, full munks, memory, syncs
-    /// and rebuilds), in microseconds.
+    /// and pacing), in microseconds.
     pub fn put_wait_micros(&self) -> u64 {
         self.put_lock_wait_micros
             + self.put_munk_full_wait_micros
             + self.put_memory_wait_micros
             + self.put_sync_wait_micros
-            + self.put_rebuild_wait_micros
+            + self.put_pace_wait_micros
     }
 
     /// The derived figures by name, in a fixed order.

@@ -50,6 +50,9 @@ pub(crate) mod task {
     pub const COMPACT_LOG: u8 = 16;
     /// A rebuild that drops what a range delete removed.
     pub const RECLAIM: u8 = 32;
+    /// The chunk waits in the urgent queue too (its log is far past its
+    /// limit and puts to it are paced): it runs a funk rebalance.
+    pub const URGENT: u8 = 64;
 }
 
 #[derive(Debug)]

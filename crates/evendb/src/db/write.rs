@@ -14,7 +14,8 @@
 //! 6. Clear the announcement, release the lock; in `Sync` mode sync the
 //!    segment (concurrent puts share fsyncs). Queue maintenance the chunk
 //!    now needs (a failure there poisons the store but does not fail this
-//!    put, which is applied).
+//!    put, which is applied); a put to a chunk whose log is far past its
+//!    limit sleeps a little (pacing: maintenance is behind).
 
 use super::DbInner;
 use crate::cache::row::Tag;
@@ -27,7 +28,17 @@ use crate::options::Durability;
 use crate::stats;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A put to a chunk whose log has passed this many times its limit is
+/// slowed down (see [`DbInner::pace`]).
+const PACE_FROM: u64 = 4;
+
+/// A paced put's sleep per multiple of its log's limit from [`PACE_FROM`].
+const PACE_STEP: Duration = Duration::from_micros(250);
+
+/// The longest a paced put sleeps.
+const PACE_MAX: Duration = Duration::from_millis(2);
 
 /// Where [`DbInner::apply`] put one key's record.
 pub(crate) struct Applied {
@@ -262,20 +273,36 @@ impl DbInner {
             None => self.wants_munk(chunk)?,
         }
         if log > limit {
-            // A log far past its limit means maintenance is behind: this
-            // put does the rebuild itself rather than let reads slow down
-            // (unless another thread is at it: then it waits only once the
-            // log is eight times past its limit).
-            if log > limit.saturating_mul(4) {
-                let since = Instant::now();
-                crate::maintenance::funk_rebalance(self, chunk)?;
-                let c = self.counters.local();
-                stats::put_waited(c, &c.put_rebuild_waits, &c.put_rebuild_wait_micros, since);
-            } else {
-                self.schedule(chunk, task::FUNK_REBALANCE)?;
+            self.schedule(chunk, task::FUNK_REBALANCE)?;
+            // (The raw log first: the exact figure takes a lock.)
+            if log / limit.max(1) >= PACE_FROM && self.opts.maintenance_threads > 0 {
+                let over = crate::maintenance::overdue(self, chunk);
+                if over >= PACE_FROM {
+                    self.pace(chunk, over);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Slows a put to a chunk whose log is `over` times past its limit
+    /// (maintenance is behind): the chunk goes to the front of the
+    /// maintenance queue, and the put sleeps [`PACE_STEP`] for every
+    /// multiple from [`PACE_FROM`] on, at most [`PACE_MAX`]. Puts slow
+    /// down as the backlog grows instead of stopping: a put never rebuilds
+    /// a chunk itself nor waits for another thread's rebuild (either took
+    /// up to hundreds of milliseconds at 8x the memory).
+    fn pace(&self, chunk: &Arc<Chunk>, over: u64) {
+        if chunk.mark_queued(task::URGENT) {
+            self.maintenance
+                .push_urgent(chunk.clone(), task::FUNK_REBALANCE | task::URGENT);
+        }
+        let steps = (over + 1 - PACE_FROM) as u32;
+        let delay = PACE_STEP.saturating_mul(steps).min(PACE_MAX);
+        let since = Instant::now();
+        std::thread::sleep(delay);
+        let c = self.counters.local();
+        stats::put_waited(c, &c.put_pace_waits, &c.put_pace_wait_micros, since);
     }
 
     /// Queues `task` for `chunk`, or runs it now when there are no

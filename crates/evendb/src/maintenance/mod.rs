@@ -29,7 +29,7 @@ mod split;
 pub(crate) use idle::store_is_idle;
 pub(crate) use merge::merge;
 pub(crate) use munks::munk_rebalance;
-pub(crate) use rebuild::funk_rebalance;
+pub(crate) use rebuild::{funk_rebalance, overdue};
 pub(crate) use room::{evict_munk, keep_floor, make_room, room_for};
 
 use crate::chunk::{task, Chunk};

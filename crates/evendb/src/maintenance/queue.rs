@@ -8,23 +8,37 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The queue of the maintenance threads.
+/// The queue of the maintenance threads: tasks in the order they came,
+/// after the urgent ones (chunks whose puts are being paced).
 #[derive(Debug, Default)]
 pub(crate) struct Maintenance {
-    queue: Mutex<VecDeque<(Arc<Chunk>, u8)>>,
+    queue: Mutex<Queues>,
     cv: Condvar,
     shutdown: AtomicBool,
 }
 
+#[derive(Debug, Default)]
+struct Queues {
+    urgent: VecDeque<(Arc<Chunk>, u8)>,
+    normal: VecDeque<(Arc<Chunk>, u8)>,
+}
+
 impl Maintenance {
     pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
-        self.queue.lock().push_back((chunk, bits));
+        self.queue.lock().normal.push_back((chunk, bits));
+        self.cv.notify_one();
+    }
+
+    /// Queues a task ahead of every task [`Maintenance::push`] queued.
+    pub fn push_urgent(&self, chunk: Arc<Chunk>, bits: u8) {
+        self.queue.lock().urgent.push_back((chunk, bits));
         self.cv.notify_one();
     }
 
     /// True if a task is waiting.
     pub fn has_tasks(&self) -> bool {
-        !self.queue.lock().is_empty()
+        let q = self.queue.lock();
+        !q.urgent.is_empty() || !q.normal.is_empty()
     }
 
     /// Stops the threads after their current task.
@@ -41,7 +55,7 @@ impl Maintenance {
             if self.shutdown.load(Ordering::Acquire) {
                 return None;
             }
-            if let Some(t) = q.pop_front() {
+            if let Some(t) = q.urgent.pop_front().or_else(|| q.normal.pop_front()) {
                 return Some(Some(t));
             }
             if self.cv.wait_for(&mut q, idle).timed_out() {

@@ -60,8 +60,9 @@ pub(crate) fn rebuild_now(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
 }
 
 /// How far the chunk's active log is over the limit that triggers its
-/// rebuild, as a multiple of that limit (0 when under it).
-fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
+/// rebuild, as a multiple of that limit (0 when under it). A munk-less
+/// chunk's log does not count what it took while it had a munk.
+pub(crate) fn overdue(inner: &DbInner, chunk: &Chunk) -> u64 {
     let Some(funk) = chunk.funk() else {
         return 0;
     };
@@ -81,11 +82,10 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     let own = match chunk.funk_change.try_lock() {
         Some(own) => own,
         // The caller holds no lock (see `maintenance`), so waiting here
-        // cannot deadlock. A put waits only for a log eight times past its
-        // limit (below that, it goes on while another thread rebuilds);
-        // `Db::compact` waits too: it must not skip a chunk a maintenance
-        // thread is busy with.
-        None if always || overdue(inner, chunk) >= 8 => chunk.funk_change.lock(),
+        // cannot deadlock. `Db::compact` waits: it must not skip a chunk a
+        // maintenance thread is busy with. Puts never come here (with
+        // maintenance threads): they are paced instead (`db/write.rs`).
+        None if always => chunk.funk_change.lock(),
         None => return Ok(false),
     };
     if chunk.is_retired() {

@@ -276,7 +276,7 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "put waits    {} in all, longest {}; lock {} ({}), munk full {} ({}), memory {} ({}), sync {} ({}), rebuild {} ({})",
+            "put waits    {} in all, longest {}; lock {} ({}), munk full {} ({}), memory {} ({}), sync {} ({}), paced {} ({})",
             Micros(s.put_wait_micros()),
             Micros(s.put_wait_max_micros),
             s.put_lock_waits,
@@ -287,8 +287,8 @@ impl fmt::Display for Stats {
             Micros(s.put_memory_wait_micros),
             s.put_sync_waits,
             Micros(s.put_sync_wait_micros),
-            s.put_rebuild_waits,
-            Micros(s.put_rebuild_wait_micros)
+            s.put_pace_waits,
+            Micros(s.put_pace_wait_micros)
         )?;
         if s.inline_tasks > 0 {
             writeln!(
