@@ -195,7 +195,9 @@ impl Options {
     /// Background threads for munk loads, rebalances, splits and merges.
     /// Default: half the machine's cores, between 1 and 4. With 0, the
     /// operation that needs the work does it before returning (useful for
-    /// deterministic tests and one-shot tools).
+    /// deterministic tests and one-shot tools). With any other number, one
+    /// more thread takes only urgent work: the rebuilds of chunks whose
+    /// puts are slowed down because maintenance is behind.
     pub fn maintenance_threads(mut self, n: usize) -> Self {
         self.maintenance_threads = n;
         self

@@ -1,5 +1,5 @@
 //! Puts are paced, never stopped, when maintenance is behind: with the
-//! only maintenance thread held inside a rebuild, puts to the chunk it is
+//! maintenance threads held inside a rebuild, puts to the chunk it is
 //! rebuilding go on (slowed down) instead of waiting for it or rebuilding
 //! the chunk themselves, and everything is there once it lets go.
 

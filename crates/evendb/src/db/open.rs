@@ -317,6 +317,12 @@ impl Db {
                 crate::maintenance::worker(&w)
             })?);
         }
+        if inner.opts.maintenance_threads > 0 {
+            let w = inner.clone();
+            threads.push(spawn("evendb-maint-urgent".into(), dir, move || {
+                crate::maintenance::urgent_worker(&w)
+            })?);
+        }
         // `Sync` mode checkpoints too, once a second, to record the logs'
         // durable lengths (see `record_lengths`).
         let interval = match inner.opts.durability {

@@ -42,29 +42,47 @@ use std::time::Duration;
 
 /// Loop of a maintenance thread.
 pub(crate) fn worker(inner: &Arc<DbInner>) {
-    while let Some(next) = inner.maintenance.next(Duration::from_millis(250)) {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &next {
+    while let Some(next) = inner.maintenance.next(Duration::from_millis(250), false) {
+        guarded(inner, || match &next {
             Some((chunk, bits)) => {
                 run_task(inner, chunk, *bits).and_then(|()| compact_if_idle(inner))
             }
             None => idle_work(inner),
-        }));
-        if let Some(took) = inner.trimmer.maybe_trim(&inner.budget) {
-            let c = inner.counters.local();
-            stats::add(&c.memory_trims, 1);
-            stats::add(&c.memory_trim_micros, took.as_micros() as u64);
+        });
+    }
+}
+
+/// Loop of the thread that takes only urgent tasks: chunks whose puts are
+/// paced because their logs are far past their limits (`db/write.rs`). It
+/// sleeps otherwise; when the regular threads fall behind, it does the
+/// work on the core the paced writers leave idle.
+pub(crate) fn urgent_worker(inner: &Arc<DbInner>) {
+    while let Some(next) = inner.maintenance.next(Duration::from_millis(250), true) {
+        if let Some((chunk, bits)) = next {
+            guarded(inner, || run_task(inner, &chunk, bits));
         }
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => log::error!("maintenance of {} failed: {e}", inner.dir.display()),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                inner.poison_with(format!("a maintenance thread panicked: {what}"));
-            }
+    }
+}
+
+/// Runs one turn of a maintenance thread: logs its failure, and poisons
+/// the store if it panics (the thread goes on serving shutdown).
+fn guarded(inner: &DbInner, turn: impl FnOnce() -> Result<()>) {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(turn));
+    if let Some(took) = inner.trimmer.maybe_trim(&inner.budget) {
+        let c = inner.counters.local();
+        stats::add(&c.memory_trims, 1);
+        stats::add(&c.memory_trim_micros, took.as_micros() as u64);
+    }
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => log::error!("maintenance of {} failed: {e}", inner.dir.display()),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            inner.poison_with(format!("a maintenance thread panicked: {what}"));
         }
     }
 }

@@ -26,13 +26,15 @@ struct Queues {
 impl Maintenance {
     pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().normal.push_back((chunk, bits));
-        self.cv.notify_one();
+        // Every thread: `notify_one` could wake only the urgent one, which
+        // leaves this task where it is.
+        self.cv.notify_all();
     }
 
     /// Queues a task ahead of every task [`Maintenance::push`] queued.
     pub fn push_urgent(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().urgent.push_back((chunk, bits));
-        self.cv.notify_one();
+        self.cv.notify_all();
     }
 
     /// True if a task is waiting.
@@ -48,15 +50,25 @@ impl Maintenance {
         self.cv.notify_all();
     }
 
-    /// The next task; `None` at shutdown, or after `idle` with nothing to do.
-    pub(super) fn next(&self, idle: Duration) -> Option<Option<(Arc<Chunk>, u8)>> {
+    /// The next task (`urgent_only`: the next urgent one); `None` at
+    /// shutdown, or after `idle` with nothing to do.
+    pub(super) fn next(
+        &self,
+        idle: Duration,
+        urgent_only: bool,
+    ) -> Option<Option<(Arc<Chunk>, u8)>> {
         let mut q = self.queue.lock();
         loop {
             if self.shutdown.load(Ordering::Acquire) {
                 return None;
             }
-            if let Some(t) = q.urgent.pop_front().or_else(|| q.normal.pop_front()) {
+            if let Some(t) = q.urgent.pop_front() {
                 return Some(Some(t));
+            }
+            if !urgent_only {
+                if let Some(t) = q.normal.pop_front() {
+                    return Some(Some(t));
+                }
             }
             if self.cv.wait_for(&mut q, idle).timed_out() {
                 return Some(None);
