@@ -31,7 +31,7 @@ use crate::codec::{self, checksum, Decoder, FileKind, PutLe, StoreId};
 use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
 use crate::vfs::{Storage, StorageFile};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -84,8 +84,18 @@ pub(crate) struct Journal {
     dir: PathBuf,
     store: StoreId,
     state: Mutex<State>,
-    /// (segment, length) known durable; segments below it are whole.
-    synced: Mutex<(u64, u64)>,
+    /// (segment, length) known durable (segments below it are whole), and
+    /// whether a thread is syncing.
+    synced: Mutex<Synced>,
+    /// Signalled when a sync ends.
+    sync_done: Condvar,
+}
+
+/// What [`Journal::sync`] shares between threads.
+#[derive(Debug, Default)]
+struct Synced {
+    upto: (u64, u64),
+    busy: bool,
 }
 
 impl std::fmt::Debug for Journal {
@@ -155,7 +165,8 @@ impl Journal {
                 segments: Vec::new(),
                 next_number,
             }),
-            synced: Mutex::new((0, 0)),
+            synced: Mutex::new(Synced::default()),
+            sync_done: Condvar::new(),
         }
     }
 
@@ -171,7 +182,7 @@ impl Journal {
         if let Some(old) = state.segments.last() {
             old.file.sync().map_err(self.io(&file_name(old.number)))?;
             let mut synced = self.synced.lock();
-            *synced = (*synced).max((old.number, old.len));
+            synced.upto = synced.upto.max((old.number, old.len));
         }
         let number = state.next_number;
         let name = file_name(number);
@@ -218,24 +229,47 @@ impl Journal {
 
     /// Makes the record of `ticket` durable, with one fsync for every
     /// record appended so far unless another writer's already covered it.
+    /// One thread syncs at a time, the others waiting on `sync_done` (all
+    /// woken when it ends: the covered return, one of the rest syncs for
+    /// all of them), as chunk logs do (`funk::log::segment`).
     pub fn sync(&self, ticket: Ticket) -> Result<bool> {
-        // What is appended now (at least this record, or a later segment
-        // whose rotation synced this one). Taken before `synced`: lock
-        // order is `state`, then `synced` (see `rotate`).
-        let (file, covered) = {
-            let state = self.state.lock();
-            let Some(seg) = state.segments.last() else {
+        let mut synced = self.synced.lock();
+        loop {
+            if synced.upto >= (ticket.segment, ticket.end) {
                 return Ok(false);
-            };
-            (seg.file.clone(), (seg.number, seg.len))
+            }
+            if !synced.busy {
+                break;
+            }
+            self.sync_done.wait(&mut synced);
+        }
+        synced.busy = true;
+        drop(synced);
+        // What is appended now (at least this record, or a later segment
+        // whose rotation synced this one). `synced` is not held: lock
+        // order is `state`, then `synced` (see `rotate`).
+        let target = {
+            let state = self.state.lock();
+            state
+                .segments
+                .last()
+                .map(|seg| (seg.file.clone(), (seg.number, seg.len)))
+        };
+        let done = match &target {
+            Some((file, covered)) => file
+                .sync()
+                .map(|()| *covered)
+                .map_err(self.io(&file_name(covered.0))),
+            None => Ok((0, 0)),
         };
         let mut synced = self.synced.lock();
-        if *synced >= (ticket.segment, ticket.end) {
-            return Ok(false);
+        synced.busy = false;
+        if let Ok(covered) = done {
+            synced.upto = synced.upto.max(covered);
         }
-        file.sync().map_err(self.io(&file_name(covered.0)))?;
-        *synced = (*synced).max(covered);
-        Ok(true)
+        drop(synced);
+        self.sync_done.notify_all();
+        done.map(|_| target.is_some())
     }
 
     /// The write of `ticket` is in its chunk logs.

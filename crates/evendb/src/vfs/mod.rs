@@ -3,14 +3,17 @@
 //! [`StdFs`] is the real file system. [`MemFs`] keeps files in memory and
 //! remembers, per file and per directory, what has been synced, so tests can
 //! simulate a power loss (drop or tear what was not synced) and inject I/O
-//! faults at the N-th operation.
+//! faults at the N-th operation. [`SlowSync`] wraps either and makes
+//! every sync slower.
 
 mod mem;
 mod read_only;
+mod slow;
 mod std_fs;
 
 pub use mem::{CrashMode, Fault, MemFs};
 pub(crate) use read_only::ReadOnly;
+pub use slow::SlowSync;
 pub use std_fs::StdFs;
 
 use std::fmt::Debug;

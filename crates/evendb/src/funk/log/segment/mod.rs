@@ -21,9 +21,12 @@
 //!   load's catch-up, a split, a sync.
 //! - Parts are created under `append` and published by swapping `parts`
 //!   (copy on write); a part's `start` is a record boundary and never moves.
-//! - `synced` (mutex) is the length known durable. One thread at a time
-//!   syncs; threads whose record is already covered return at once, so
-//!   concurrent synchronous puts share one fsync.
+//! - `synced` (mutex) is the length known durable and whether a sync is
+//!   under way. One thread at a time syncs, with the mutex released; the
+//!   others wait on `sync_done`, all woken together when it ends: those
+//!   whose record it covered return, and one of the rest syncs for all of
+//!   them (group commit). A waiter woken one at a time through the mutex
+//!   alone (as before) let a sync cover 1.8 puts of eight writers.
 
 use super::check::{check_records, decode_at, decode_records, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
@@ -39,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::stats::FilterProbe;
 use crate::vfs::{Storage, StorageFile};
 use arc_swap::{ArcSwap, ArcSwapOption};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -241,8 +244,11 @@ pub(crate) struct LogSegment {
     published: AtomicU64,
     /// The logical length (written plus buffered), for size decisions.
     logical: AtomicU64,
-    /// The durable end and the counter of the record ending there.
-    synced: Mutex<DurableMark>,
+    /// The durable end and the counter of the record ending there, and
+    /// whether a thread is syncing.
+    synced: Mutex<SyncState>,
+    /// Signalled when a sync ends.
+    sync_done: Condvar,
     dirty: AtomicBool,
     parts: ArcSwap<Parts>,
     records: AtomicU64,
@@ -254,6 +260,16 @@ pub(crate) struct LogSegment {
     index: ArcSwapOption<SegmentIndex>,
     /// Serializes building and extending the index.
     index_build: Mutex<()>,
+}
+
+/// The durable end of a segment and whether a thread is syncing it (one
+/// at a time: two syncs of a segment at once were slower with 8 and 32
+/// writers, 20.8K against 22-24K and 51K against 59-65K puts/s, and wrote
+/// more).
+#[derive(Debug)]
+struct SyncState {
+    mark: DurableMark,
+    busy: bool,
 }
 
 impl Drop for LogSegment {
@@ -347,7 +363,8 @@ impl LogSegment {
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
-            synced: Mutex::new(mark),
+            synced: Mutex::new(SyncState { mark, busy: false }),
+            sync_done: Condvar::new(),
             dirty: AtomicBool::new(false),
             parts: ArcSwap::from_pointee(Parts::default()),
             records: AtomicU64::new(0),
@@ -418,7 +435,7 @@ impl LogSegment {
         });
         let segment = Self::with_file(number, path, file, end, config);
         if synced != end {
-            *segment.synced.lock() = synced;
+            segment.synced.lock().mark = synced;
             segment.dirty.store(true, Ordering::Release);
         }
         debug_assert_eq!(segment.seed, seed);
@@ -643,7 +660,7 @@ impl LogSegment {
     /// The durable end of the log and the counter of its last durable
     /// record, as the last sync left them.
     pub fn durable_mark(&self) -> DurableMark {
-        *self.synced.lock()
+        self.synced.lock().mark
     }
 
     fn write_buffer(&self, a: &mut AppendState) -> Result<()> {
@@ -769,18 +786,38 @@ impl LogSegment {
     /// Makes the log durable at least up to offset `upto`. Returns true if
     /// this call synced the file (false: already durable).
     pub fn sync_to(&self, upto: u64) -> Result<bool> {
-        let mut synced = self.synced.lock();
-        if synced.len >= upto {
-            return Ok(false);
+        let mut state = self.synced.lock();
+        loop {
+            if state.mark.len >= upto {
+                return Ok(false);
+            }
+            if !state.busy {
+                break;
+            }
+            self.sync_done.wait(&mut state);
         }
-        let mark = self.flush_mark()?;
-        let target = mark.len;
-        self.file.sync().map_err(|e| Error::io(&self.path, e))?;
-        *synced = mark;
-        if self.appended() == target {
-            self.dirty.store(false, Ordering::Release);
+        state.busy = true;
+        drop(state);
+        // Everything appended until now, this thread's record and those of
+        // the threads waiting, goes into this sync.
+        let synced = self.flush_mark().and_then(|mark| {
+            self.file.sync().map_err(|e| Error::io(&self.path, e))?;
+            Ok(mark)
+        });
+        let mut state = self.synced.lock();
+        state.busy = false;
+        if let Ok(mark) = &synced {
+            if mark.len > state.mark.len {
+                state.mark = *mark;
+            }
+            if self.appended() == mark.len {
+                self.dirty.store(false, Ordering::Release);
+            }
         }
-        Ok(true)
+        drop(state);
+        // The waiters this sync covered return; one of the others syncs.
+        self.sync_done.notify_all();
+        synced.map(|_| true)
     }
 
     /// Makes everything appended so far durable.
