@@ -1,5 +1,6 @@
 //! A crash at each named fail point of split, merge, funk rebalance,
-//! write batches (in `Sync` mode), range deletes, checkpoint and recovery: the step fails there, the machine loses power
+//! write batches and single puts (in `Sync` mode), range deletes,
+//! checkpoint and recovery: the step fails there, the machine loses power
 //! (each file keeping a random part of what was not synced), and the store
 //! must recover a prefix of the writes at or after the last checkpoint.
 //! Every fail point must be reached.
@@ -34,6 +35,7 @@ const POINTS: &[&str] = &[
     "merge.before_cleanup",
     "batch.after_journal",
     "batch.after_first_record",
+    "sync_put.before_journal",
     "journal.after_seal",
     "journal.before_remove",
     "range_delete.before_publish",
@@ -60,10 +62,12 @@ struct Trap {
 }
 
 impl Trap {
-    /// The batch and journal points run in `Sync` mode with batches in
-    /// the workload.
+    /// The batch and journal points (and that of single puts through the
+    /// journal) run in `Sync` mode with batches in the workload.
     fn batches(&self) -> bool {
-        self.point.starts_with("batch.") || self.point.starts_with("journal.")
+        ["batch.", "journal.", "sync_put."]
+            .iter()
+            .any(|p| self.point.starts_with(p))
     }
 
     fn options(&self) -> Options {

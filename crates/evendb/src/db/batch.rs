@@ -76,7 +76,11 @@ impl DbInner {
             crate::failpoint::failpoint!(self, "batch.after_journal");
             for (n, &i) in order.iter().enumerate() {
                 let (key, value) = &ops[i];
-                applied.push(self.apply(key, value.as_deref(), Some(version))?);
+                applied.push(self.apply(
+                    key,
+                    value.as_deref(),
+                    super::write::Stamp::Given(version),
+                )?);
                 if n == 0 {
                     crate::failpoint::failpoint!(self, "batch.after_first_record");
                 }

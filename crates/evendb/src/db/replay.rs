@@ -18,7 +18,8 @@ pub(super) fn replay_journal(inner: &DbInner, numbers: &[u64]) -> Result<()> {
     for &n in numbers {
         for (version, ops) in crate::recovery::journal::read(st, dir, store, n)? {
             for (key, value) in &ops {
-                let applied = inner.apply(key, value.as_deref(), Some(version))?;
+                let applied =
+                    inner.apply(key, value.as_deref(), super::write::Stamp::Given(version))?;
                 inner.after_apply(&applied);
             }
             records += 1;

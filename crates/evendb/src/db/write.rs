@@ -37,8 +37,24 @@ const PACE_FROM: u64 = 4;
 /// A paced put's sleep per multiple of its log's limit from [`PACE_FROM`].
 const PACE_STEP: Duration = Duration::from_micros(250);
 
+/// Whether `Sync` puts are made durable through the commit journal (one
+/// fsync for the puts of every thread, whatever chunks they wrote) rather
+/// than by syncing their chunks' logs.
+const JOURNAL_SYNC_PUTS: bool = true;
+
 /// The longest a paced put sleeps.
 const PACE_MAX: Duration = Duration::from_millis(2);
+
+/// The version [`DbInner::apply`] gives a record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stamp {
+    /// A put's: it announces itself and reads GV.
+    Put,
+    /// A put's that no other write shares (`Versions::begin_unique_put`).
+    UniquePut,
+    /// A batch's, or a replayed write's (the batch holds the announcement).
+    Given(u64),
+}
 
 /// Where [`DbInner::apply`] put one key's record.
 pub(crate) struct Applied {
@@ -88,12 +104,53 @@ impl DbInner {
         check_value(value)?;
         self.refuse_if_read_only()?;
         self.check_poison()?;
-        let applied = self.apply(key, value, None)?;
-        if self.opts.durability == Durability::Sync {
-            self.sync_applied(&applied.funk, applied.end)?;
+        let journal = self.journal.as_ref().filter(|_| JOURNAL_SYNC_PUTS);
+        let stamp = match journal {
+            Some(_) => Stamp::UniquePut,
+            None => Stamp::Put,
+        };
+        let applied = self.apply(key, value, stamp)?;
+        match journal {
+            Some(j) => self.journal_applied(j, &applied, key, value)?,
+            None if self.opts.durability == Durability::Sync => {
+                self.sync_applied(&applied.funk, applied.end)?
+            }
+            None => {}
         }
         self.after_apply(&applied);
         Ok((applied.version, applied.counter))
+    }
+
+    /// Makes an applied `Sync` put durable through the commit journal: its
+    /// record there is synced with those of every other writer waiting (one
+    /// fsync however many chunks they wrote); the chunk logs are synced
+    /// later by the checkpointer, which deletes the journal segments they
+    /// cover. An open after a crash replays the journal (its versions are
+    /// unique, so the order does not matter).
+    fn journal_applied(
+        &self,
+        journal: &crate::recovery::journal::Journal,
+        applied: &Applied,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<()> {
+        crate::failpoint::failpoint!(self, "sync_put.before_journal");
+        let c = self.counters.local();
+        let since = Instant::now();
+        let ticket = match journal.append(self.storage.as_ref(), applied.version, &[(key, value)]) {
+            Ok(t) => t,
+            Err(e) => return self.poison(e),
+        };
+        // Already in its chunk log: the checkpointer may drop the segment
+        // once the logs are synced.
+        journal.applied(ticket);
+        match journal.sync(ticket) {
+            Ok(true) => stats::add(&c.journal_syncs, 1),
+            Ok(false) => {}
+            Err(e) => return self.poison(e),
+        }
+        stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
+        Ok(())
     }
 
     /// Makes the log of an applied write durable up to `end` (`Sync`
@@ -125,14 +182,8 @@ impl DbInner {
     }
 
     /// Steps 2–6 of the write path for one key: the record is in its log
-    /// and visible. With `batch`, the record takes that version (the batch
-    /// holds the announcement); else the write announces itself.
-    pub(crate) fn apply(
-        &self,
-        key: &[u8],
-        value: Option<&[u8]>,
-        batch: Option<u64>,
-    ) -> Result<Applied> {
+    /// and visible, with the version `stamp` says.
+    pub(crate) fn apply(&self, key: &[u8], value: Option<&[u8]>, stamp: Stamp) -> Result<Applied> {
         let value_len = value.map_or(0, <[u8]>::len);
         loop {
             let chunk = self.chunk_for(key)?;
@@ -191,15 +242,25 @@ impl DbInner {
                     }
                 },
             };
-            let ticket = match batch {
-                None => Some(self.versions.begin_put(key)),
-                Some(_) => None,
+            let (ticket, version) = match stamp {
+                Stamp::Put => {
+                    let t = self.versions.begin_put(key);
+                    let v = t.version;
+                    (Some(t), v)
+                }
+                Stamp::UniquePut => {
+                    let t = self.versions.begin_unique_put(key);
+                    let v = t.version;
+                    (Some(t), v)
+                }
+                Stamp::Given(v) => (None, v),
             };
-            let version = batch
-                .or(ticket.as_ref().map(|t| t.version))
-                .unwrap_or_default();
             // Without a munk the record must be readable from disk at once.
-            let write_through = munk.is_none();
+            // A put made durable by the journal is written to its log file
+            // too (not synced): if the disk fills up after it is
+            // acknowledged, the log still holds it for a read-only open,
+            // which cannot replay the journal.
+            let write_through = munk.is_none() || matches!(stamp, Stamp::UniquePut);
             let appended =
                 match funk
                     .active

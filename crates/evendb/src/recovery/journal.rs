@@ -7,14 +7,18 @@
 //! whole batch) appends one record to the current journal segment and
 //! waits for an fsync of that segment, shared with every writer whose
 //! record it covers (group commit); chunk logs are written as in
-//! `Buffered` mode and synced once a second by the checkpointer, which
-//! then deletes the segments their records are all in.
+//! `Buffered` mode and synced every 200 ms by the checkpointer, which
+//! then deletes the segments their records are all in. Records wait in a
+//! buffer until the thread that syncs next writes them all at once.
 //!
 //! A batch journals before it writes any log record, so a record of it in
 //! a log means its journal record is durable: an open replays what the
 //! journal holds (`replay`), and a batch is whole after any crash. A put
-//! journals after its log append (its version is taken there); a put not
-//! acknowledged may or may not survive, as before.
+//! journals after its log append (its version, unique like a batch's so
+//! that a replay in any order reads the same, is taken there; the append
+//! reaches the log file at once, so a store whose disk filled up after
+//! the put still holds it for a read-only open); a put not acknowledged
+//! may or may not survive.
 //!
 //! Segments are `JOURNAL-NNNNNN`, records from offset 0:
 //!
@@ -36,6 +40,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const PREFIX: &str = "JOURNAL-";
+
+/// A record this large is written at once rather than buffered.
+const BUFFER_RECORDS_BELOW: usize = 64 << 10;
 
 /// A segment past this many bytes is sealed before the next record, so
 /// an open reads at most about this much (plus one batch) at a time,
@@ -61,7 +68,13 @@ pub(crate) type Record = (u64, Vec<(Vec<u8>, Option<Vec<u8>>)>);
 struct Segment {
     number: u64,
     file: Arc<dyn StorageFile>,
+    /// The logical end: written and buffered bytes.
     len: u64,
+    /// Records appended but not yet written to the file: the thread that
+    /// syncs next writes them all at once (one write for a group, not one
+    /// a record under the journal's lock). Bounded by the writers waiting
+    /// for a sync: each waits for its record's.
+    buffer: Vec<u8>,
     /// Records appended but not yet applied to their chunk logs.
     in_flight: usize,
 }
@@ -179,7 +192,8 @@ impl Journal {
     /// acknowledged); the old one is synced first, so segments below the
     /// open one are durable whole.
     fn rotate(&self, st: &dyn Storage, state: &mut State) -> Result<()> {
-        if let Some(old) = state.segments.last() {
+        if let Some(old) = state.segments.last_mut() {
+            self.write_out(old)?;
             old.file.sync().map_err(self.io(&file_name(old.number)))?;
             let mut synced = self.synced.lock();
             synced.upto = synced.upto.max((old.number, old.len));
@@ -194,6 +208,7 @@ impl Journal {
             number,
             file,
             len: 0,
+            buffer: Vec::new(),
             in_flight: 0,
         });
         Ok(())
@@ -216,9 +231,14 @@ impl Journal {
             return Err(Error::InvalidArgument("journal without a segment".into()));
         };
         let record = encode(self.store, seg.number, version, ops);
-        seg.file
-            .write_at(seg.len, &record)
-            .map_err(self.io(&file_name(seg.number)))?;
+        if record.len() < BUFFER_RECORDS_BELOW {
+            seg.buffer.extend_from_slice(&record);
+        } else {
+            self.write_out(seg)?;
+            seg.file
+                .write_at(seg.len, &record)
+                .map_err(self.io(&file_name(seg.number)))?;
+        }
         seg.len += record.len() as u64;
         seg.in_flight += 1;
         Ok(Ticket {
@@ -249,11 +269,19 @@ impl Journal {
         // whose rotation synced this one). `synced` is not held: lock
         // order is `state`, then `synced` (see `rotate`).
         let target = {
-            let state = self.state.lock();
-            state
-                .segments
-                .last()
-                .map(|seg| (seg.file.clone(), (seg.number, seg.len)))
+            let mut state = self.state.lock();
+            match state.segments.last_mut() {
+                Some(seg) => match self.write_out(seg) {
+                    Ok(()) => Some((seg.file.clone(), (seg.number, seg.len))),
+                    Err(e) => {
+                        drop(state);
+                        self.synced.lock().busy = false;
+                        self.sync_done.notify_all();
+                        return Err(e);
+                    }
+                },
+                None => None,
+            }
         };
         let done = match &target {
             Some((file, covered)) => file
@@ -270,6 +298,22 @@ impl Journal {
         drop(synced);
         self.sync_done.notify_all();
         done.map(|_| target.is_some())
+    }
+
+    /// Writes the segment's buffered records to its file.
+    fn write_out(&self, seg: &mut Segment) -> Result<()> {
+        if seg.buffer.is_empty() {
+            return Ok(());
+        }
+        let at = seg.len - seg.buffer.len() as u64;
+        seg.file
+            .write_at(at, &seg.buffer)
+            .map_err(self.io(&file_name(seg.number)))?;
+        seg.buffer.clear();
+        if seg.buffer.capacity() > BUFFER_RECORDS_BELOW * 4 {
+            seg.buffer = Vec::new();
+        }
+        Ok(())
     }
 
     /// The write of `ticket` is in its chunk logs.
@@ -337,7 +381,7 @@ pub(crate) fn read(
     let io = |e| Error::io(&path, e);
     let file = st.open_read(&path).map_err(io)?;
     let len = file.len().map_err(io)?;
-    // Segments are sealed every second and at 16 MiB: read whole. One
+    // Segments are sealed every 200 ms and at 16 MiB: read whole. One
     // past any segment a store writes (16 MiB and a 64 MiB batch) is not
     // allocated.
     if len > 256 << 20 {

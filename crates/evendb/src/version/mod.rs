@@ -129,6 +129,22 @@ impl Versions {
         }
     }
 
+    /// Starts a put of `key` whose version no other write or snapshot has
+    /// (GV moves by two, as for a batch): a `Sync` put through the commit
+    /// journal, which an open may replay in any order, needs one.
+    pub fn begin_unique_put(&self, key: &[u8]) -> PutTicket {
+        let announced = self.pending.announce(Op::Put {
+            key: key.to_vec(),
+            version: None,
+        });
+        let version = self.gv.fetch_add(2, Ordering::SeqCst) + 1;
+        announced.set_version(version);
+        PutTicket {
+            version,
+            _announced: announced,
+        }
+    }
+
     /// Starts a write batch (or range delete) whose keys lie in `lo..=hi`
     /// (`None`: unbounded): announces the
     /// range, then takes a version no other write or snapshot has. GV
