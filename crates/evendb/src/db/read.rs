@@ -131,6 +131,22 @@ impl DbInner {
         Ok(value)
     }
 
+    /// The version of the newest record of `key` (a tombstone too), 0 if
+    /// it has none: for a read-only open (no munks) checking its journal.
+    pub(crate) fn newest_version(&self, key: &[u8]) -> Result<u64> {
+        self.with_chunk(key, |chunk| {
+            let funk = self.open_funk(chunk)?;
+            let view = ReadView {
+                max_version: u64::MAX,
+                recovery: &self.recovery,
+                floor: 0,
+            };
+            let mut probe = stats::FilterProbe::default();
+            let (found, _) = funk.get(key, view, &mut probe)?;
+            Ok(found.map_or(0, |e| e.version))
+        })
+    }
+
     /// Asks for a munk for a munk-less chunk that has become hot.
     pub(crate) fn wants_munk(&self, chunk: &Arc<Chunk>) -> Result<()> {
         let heat = chunk.heat.load(Ordering::Relaxed);

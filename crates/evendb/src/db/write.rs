@@ -175,7 +175,15 @@ impl DbInner {
     /// write is applied (and, in `Sync` mode, durable): a failure here
     /// poisons the store for later writes but does not fail this one.
     pub(crate) fn after_apply(&self, applied: &Applied) {
-        if let Err(e) = self.after_put(&applied.chunk, &applied.funk, applied.munk.as_deref()) {
+        self.after_apply_paced(applied, true);
+    }
+
+    /// [`DbInner::after_apply`], with `pace` false for a journal replay at
+    /// open: no maintenance thread runs yet to catch up, and the journal
+    /// it replays is bounded (sealed every 200 ms and at 16 MiB).
+    pub(crate) fn after_apply_paced(&self, applied: &Applied, pace: bool) {
+        let done = self.after_put(&applied.chunk, &applied.funk, applied.munk.as_deref(), pace);
+        if let Err(e) = done {
             log::error!("maintenance after a put to {}: {e}", self.dir.display());
             let _ = self.poison::<()>(e);
         }
@@ -319,6 +327,7 @@ impl DbInner {
         chunk: &std::sync::Arc<Chunk>,
         funk: &Funk,
         munk: Option<&Munk>,
+        pace: bool,
     ) -> Result<()> {
         let log = funk.active.appended();
         let limit = match munk {
@@ -336,7 +345,7 @@ impl DbInner {
         if log > limit {
             self.schedule(chunk, task::FUNK_REBALANCE)?;
             // (The raw log first: the exact figure takes a lock.)
-            if log / limit.max(1) >= PACE_FROM && self.opts.maintenance_threads > 0 {
+            if pace && log / limit.max(1) >= PACE_FROM && self.opts.maintenance_threads > 0 {
                 let over = crate::maintenance::overdue(self, chunk);
                 if over >= PACE_FROM {
                     self.pace(chunk, over);

@@ -109,6 +109,10 @@ pub(crate) struct Journal {
 struct Synced {
     upto: (u64, u64),
     busy: bool,
+    /// A write or sync of the journal failed: no later sync may report
+    /// anything durable (a failed fsync may have dropped the pages it
+    /// reported, and a later one would succeed without them).
+    failed: bool,
 }
 
 impl std::fmt::Debug for Journal {
@@ -193,8 +197,14 @@ impl Journal {
     /// open one are durable whole.
     fn rotate(&self, st: &dyn Storage, state: &mut State) -> Result<()> {
         if let Some(old) = state.segments.last_mut() {
-            self.write_out(old)?;
-            old.file.sync().map_err(self.io(&file_name(old.number)))?;
+            let synced = self
+                .write_out(old)
+                .and_then(|()| old.file.sync().map_err(self.io(&file_name(old.number))));
+            if let Err(e) = synced {
+                self.synced.lock().failed = true;
+                self.sync_done.notify_all();
+                return Err(e);
+            }
             let mut synced = self.synced.lock();
             synced.upto = synced.upto.max((old.number, old.len));
         }
@@ -258,6 +268,12 @@ impl Journal {
             if synced.upto >= (ticket.segment, ticket.end) {
                 return Ok(false);
             }
+            if synced.failed {
+                return Err(Error::io(
+                    &self.dir,
+                    std::io::Error::other("an earlier write or sync of the journal failed"),
+                ));
+            }
             if !synced.busy {
                 break;
             }
@@ -275,7 +291,10 @@ impl Journal {
                     Ok(()) => Some((seg.file.clone(), (seg.number, seg.len))),
                     Err(e) => {
                         drop(state);
-                        self.synced.lock().busy = false;
+                        let mut synced = self.synced.lock();
+                        synced.busy = false;
+                        synced.failed = true;
+                        drop(synced);
                         self.sync_done.notify_all();
                         return Err(e);
                     }
@@ -292,8 +311,9 @@ impl Journal {
         };
         let mut synced = self.synced.lock();
         synced.busy = false;
-        if let Ok(covered) = done {
-            synced.upto = synced.upto.max(covered);
+        match done {
+            Ok(covered) => synced.upto = synced.upto.max(covered),
+            Err(_) => synced.failed = true,
         }
         drop(synced);
         self.sync_done.notify_all();

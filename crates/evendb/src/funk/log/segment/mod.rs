@@ -270,6 +270,8 @@ pub(crate) struct LogSegment {
 struct SyncState {
     mark: DurableMark,
     busy: bool,
+    /// A sync failed: every later one fails too.
+    failed: bool,
 }
 
 impl Drop for LogSegment {
@@ -363,7 +365,11 @@ impl LogSegment {
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
-            synced: Mutex::new(SyncState { mark, busy: false }),
+            synced: Mutex::new(SyncState {
+                mark,
+                busy: false,
+                failed: false,
+            }),
             sync_done: Condvar::new(),
             dirty: AtomicBool::new(false),
             parts: ArcSwap::from_pointee(Parts::default()),
@@ -791,6 +797,14 @@ impl LogSegment {
             if state.mark.len >= upto {
                 return Ok(false);
             }
+            if state.failed {
+                // A failed fsync may have dropped the dirty pages it
+                // reported: a later one succeeding proves nothing.
+                return Err(Error::io(
+                    &self.path,
+                    std::io::Error::other("an earlier sync of this log failed"),
+                ));
+            }
             if !state.busy {
                 break;
             }
@@ -806,15 +820,25 @@ impl LogSegment {
         });
         let mut state = self.synced.lock();
         state.busy = false;
-        if let Ok(mark) = &synced {
-            if mark.len > state.mark.len {
-                state.mark = *mark;
+        match &synced {
+            Ok(mark) => {
+                if mark.len > state.mark.len {
+                    state.mark = *mark;
+                }
             }
-            if self.appended() == mark.len {
+            Err(_) => state.failed = true,
+        }
+        drop(state);
+        if let Ok(mark) = &synced {
+            // Under the append lock, which an append holds while it marks
+            // the log dirty: read outside it, a record appended after the
+            // mark could have its flag cleared, and a checkpoint would
+            // then skip syncing it (and drop the journal that holds it).
+            let a = self.append.lock();
+            if a.len == mark.len {
                 self.dirty.store(false, Ordering::Release);
             }
         }
-        drop(state);
         // The waiters this sync covered return; one of the others syncs.
         self.sync_done.notify_all();
         synced.map(|_| true)
