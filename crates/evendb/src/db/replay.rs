@@ -44,7 +44,7 @@ pub(super) fn journal_missing(inner: &DbInner, numbers: &[u64]) -> Result<u64> {
     let mut missing = 0;
     for &n in numbers {
         for (version, ops) in crate::recovery::journal::read(st, dir, store, n)? {
-            for (key, value) in &ops {
+            for (key, _) in &ops {
                 // A replay would change what the store shows only if the
                 // key has no record at or past the write's (unique)
                 // version. (Its own record may be gone while a newer one
