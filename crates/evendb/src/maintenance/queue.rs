@@ -13,7 +13,10 @@ use std::time::Duration;
 #[derive(Debug, Default)]
 pub(crate) struct Maintenance {
     queue: Mutex<Queues>,
+    /// Where the regular threads wait (they take urgent tasks too).
     cv: Condvar,
+    /// Where the urgent-only thread waits.
+    urgent_cv: Condvar,
     shutdown: AtomicBool,
 }
 
@@ -26,15 +29,14 @@ struct Queues {
 impl Maintenance {
     pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().normal.push_back((chunk, bits));
-        // Every thread: `notify_one` could wake only the urgent one, which
-        // leaves this task where it is.
-        self.cv.notify_all();
+        self.cv.notify_one();
     }
 
     /// Queues a task ahead of every task [`Maintenance::push`] queued.
     pub fn push_urgent(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().urgent.push_back((chunk, bits));
-        self.cv.notify_all();
+        self.urgent_cv.notify_one();
+        self.cv.notify_one();
     }
 
     /// True if a task is waiting.
@@ -48,6 +50,7 @@ impl Maintenance {
         let _q = self.queue.lock();
         self.shutdown.store(true, Ordering::Release);
         self.cv.notify_all();
+        self.urgent_cv.notify_all();
     }
 
     /// The next task (`urgent_only`: the next urgent one); `None` at
@@ -70,7 +73,12 @@ impl Maintenance {
                     return Some(Some(t));
                 }
             }
-            if self.cv.wait_for(&mut q, idle).timed_out() {
+            let cv = if urgent_only {
+                &self.urgent_cv
+            } else {
+                &self.cv
+            };
+            if cv.wait_for(&mut q, idle).timed_out() {
                 return Some(None);
             }
         }
