@@ -48,6 +48,7 @@ mod entry;
 mod error;
 mod failpoint;
 mod funk;
+mod group_commit;
 mod integrity;
 mod maintenance;
 mod manifest;

@@ -11,8 +11,8 @@
 //! 5. Append the record to the funk's active log segment (which takes the
 //!    chunk's next counter), then add the version to the munk, or, for a
 //!    munk-less chunk, refresh the key in the row cache if it is there.
-//! 6. Clear the announcement, release the lock; in `Sync` mode sync the
-//!    segment (concurrent puts share fsyncs). Queue maintenance the chunk
+//! 6. Clear the announcement, release the lock; in `Sync` mode append the
+//!    record to the commit journal and wait for its group commit. Queue maintenance the chunk
 //!    now needs (a failure there poisons the store but does not fail this
 //!    put, which is applied); a put to a chunk whose log is far past its
 //!    limit sleeps a little (pacing: maintenance is behind).
@@ -24,7 +24,6 @@ use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
 use crate::funk::Funk;
 use crate::munk::{Munk, Refusal, Version};
-use crate::options::Durability;
 use crate::stats;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -36,11 +35,6 @@ const PACE_FROM: u64 = 4;
 
 /// A paced put's sleep per multiple of its log's limit from [`PACE_FROM`].
 const PACE_STEP: Duration = Duration::from_micros(250);
-
-/// Whether `Sync` puts are made durable through the commit journal (one
-/// fsync for the puts of every thread, whatever chunks they wrote) rather
-/// than by syncing their chunks' logs.
-const JOURNAL_SYNC_PUTS: bool = true;
 
 /// The longest a paced put sleeps.
 const PACE_MAX: Duration = Duration::from_millis(2);
@@ -61,8 +55,6 @@ pub(crate) struct Applied {
     pub chunk: Arc<Chunk>,
     pub funk: Arc<Funk>,
     pub munk: Option<Arc<Munk>>,
-    /// The log segment's end after the record (what `Sync` mode syncs to).
-    pub end: u64,
     pub version: u64,
     pub counter: u64,
 }
@@ -104,18 +96,14 @@ impl DbInner {
         check_value(value)?;
         self.refuse_if_read_only()?;
         self.check_poison()?;
-        let journal = self.journal.as_ref().filter(|_| JOURNAL_SYNC_PUTS);
-        let stamp = match journal {
+        // `Sync` mode (and only it) has a journal.
+        let stamp = match self.journal {
             Some(_) => Stamp::UniquePut,
             None => Stamp::Put,
         };
         let applied = self.apply(key, value, stamp)?;
-        match journal {
-            Some(j) => self.journal_applied(j, &applied, key, value)?,
-            None if self.opts.durability == Durability::Sync => {
-                self.sync_applied(&applied.funk, applied.end)?
-            }
-            None => {}
+        if let Some(j) = &self.journal {
+            self.journal_applied(j, &applied, key, value)?;
         }
         self.after_apply(&applied);
         Ok((applied.version, applied.counter))
@@ -146,24 +134,6 @@ impl DbInner {
         journal.applied(ticket);
         match journal.sync(ticket) {
             Ok(true) => stats::add(&c.journal_syncs, 1),
-            Ok(false) => {}
-            Err(e) => return self.poison(e),
-        }
-        stats::put_waited(c, &c.put_sync_waits, &c.put_sync_wait_micros, since);
-        Ok(())
-    }
-
-    /// Makes the log of an applied write durable up to `end` (`Sync`
-    /// mode). Puts to different chunks sync different files at once, and
-    /// concurrent puts to one chunk share an fsync: with eight writers
-    /// that beat one shared commit journal by two to one (P zipf-composite,
-    /// `--sync --threads 8`: 21.1K against 10.5K puts/s), so single writes
-    /// do not use the journal; batches do (`db/batch.rs`).
-    pub(crate) fn sync_applied(&self, funk: &Funk, end: u64) -> Result<()> {
-        let c = self.counters.local();
-        let since = Instant::now();
-        match funk.active.sync_to(end) {
-            Ok(true) => stats::add(&c.log_syncs, 1),
             Ok(false) => {}
             Err(e) => return self.poison(e),
         }
@@ -306,7 +276,6 @@ impl DbInner {
                 chunk,
                 funk,
                 munk,
-                end: appended.end,
                 version: appended.ptr.version,
                 counter: appended.ptr.counter,
             });

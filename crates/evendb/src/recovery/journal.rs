@@ -34,8 +34,9 @@
 use crate::codec::{self, checksum, Decoder, FileKind, PutLe, StoreId};
 use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
+use crate::group_commit::GroupCommit;
 use crate::vfs::{Storage, StorageFile};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -97,22 +98,8 @@ pub(crate) struct Journal {
     dir: PathBuf,
     store: StoreId,
     state: Mutex<State>,
-    /// (segment, length) known durable (segments below it are whole), and
-    /// whether a thread is syncing.
-    synced: Mutex<Synced>,
-    /// Signalled when a sync ends.
-    sync_done: Condvar,
-}
-
-/// What [`Journal::sync`] shares between threads.
-#[derive(Debug, Default)]
-struct Synced {
-    upto: (u64, u64),
-    busy: bool,
-    /// A write or sync of the journal failed: no later sync may report
-    /// anything durable (a failed fsync may have dropped the pages it
-    /// reported, and a later one would succeed without them).
-    failed: bool,
+    /// (segment, length) known durable (segments below it are whole).
+    synced: GroupCommit<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -182,8 +169,7 @@ impl Journal {
                 segments: Vec::new(),
                 next_number,
             }),
-            synced: Mutex::new(Synced::default()),
-            sync_done: Condvar::new(),
+            synced: GroupCommit::new((0, 0)),
         }
     }
 
@@ -201,12 +187,10 @@ impl Journal {
                 .write_out(old)
                 .and_then(|()| old.file.sync().map_err(self.io(&file_name(old.number))));
             if let Err(e) = synced {
-                self.synced.lock().failed = true;
-                self.sync_done.notify_all();
+                self.synced.fail();
                 return Err(e);
             }
-            let mut synced = self.synced.lock();
-            synced.upto = synced.upto.max((old.number, old.len));
+            self.synced.advance((old.number, old.len));
         }
         let number = state.next_number;
         let name = file_name(number);
@@ -258,66 +242,35 @@ impl Journal {
     }
 
     /// Makes the record of `ticket` durable, with one fsync for every
-    /// record appended so far unless another writer's already covered it.
-    /// One thread syncs at a time, the others waiting on `sync_done` (all
-    /// woken when it ends: the covered return, one of the rest syncs for
-    /// all of them), as chunk logs do (`funk::log::segment`).
+    /// record appended so far unless another writer's already covered it
+    /// (group commit, see `group_commit`).
     pub fn sync(&self, ticket: Ticket) -> Result<bool> {
-        let mut synced = self.synced.lock();
-        loop {
-            if synced.upto >= (ticket.segment, ticket.end) {
-                return Ok(false);
-            }
-            if synced.failed {
-                return Err(Error::io(
+        let synced = self.synced.commit(
+            |upto| *upto >= (ticket.segment, ticket.end),
+            || {
+                // What is appended now (at least this record, or a later
+                // segment whose rotation synced this one). Lock order:
+                // `state`, then `synced` (see `rotate`); `synced` is not
+                // held here.
+                let (file, covered) = {
+                    let mut state = self.state.lock();
+                    let Some(seg) = state.segments.last_mut() else {
+                        return Ok((0, 0));
+                    };
+                    self.write_out(seg)?;
+                    (seg.file.clone(), (seg.number, seg.len))
+                };
+                file.sync().map_err(self.io(&file_name(covered.0)))?;
+                Ok(covered)
+            },
+            || {
+                Error::io(
                     &self.dir,
                     std::io::Error::other("an earlier write or sync of the journal failed"),
-                ));
-            }
-            if !synced.busy {
-                break;
-            }
-            self.sync_done.wait(&mut synced);
-        }
-        synced.busy = true;
-        drop(synced);
-        // What is appended now (at least this record, or a later segment
-        // whose rotation synced this one). `synced` is not held: lock
-        // order is `state`, then `synced` (see `rotate`).
-        let target = {
-            let mut state = self.state.lock();
-            match state.segments.last_mut() {
-                Some(seg) => match self.write_out(seg) {
-                    Ok(()) => Some((seg.file.clone(), (seg.number, seg.len))),
-                    Err(e) => {
-                        drop(state);
-                        let mut synced = self.synced.lock();
-                        synced.busy = false;
-                        synced.failed = true;
-                        drop(synced);
-                        self.sync_done.notify_all();
-                        return Err(e);
-                    }
-                },
-                None => None,
-            }
-        };
-        let done = match &target {
-            Some((file, covered)) => file
-                .sync()
-                .map(|()| *covered)
-                .map_err(self.io(&file_name(covered.0))),
-            None => Ok((0, 0)),
-        };
-        let mut synced = self.synced.lock();
-        synced.busy = false;
-        match done {
-            Ok(covered) => synced.upto = synced.upto.max(covered),
-            Err(_) => synced.failed = true,
-        }
-        drop(synced);
-        self.sync_done.notify_all();
-        done.map(|_| target.is_some())
+                )
+            },
+        )?;
+        Ok(synced.is_some())
     }
 
     /// Writes the segment's buffered records to its file.

@@ -53,8 +53,9 @@ impl RecordPtr {
 /// checkpoint recorded as durable.
 pub(crate) type DurableLengths = std::collections::HashMap<u64, DurableMark>;
 
-/// A log's durable end as a checkpoint recorded it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A log's durable end as a checkpoint recorded it. Ordered by length
+/// (then counter: both grow with the log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub(crate) struct DurableMark {
     /// Bytes of the file known durable (header included).
     pub len: u64,

@@ -21,12 +21,8 @@
 //!   load's catch-up, a split, a sync.
 //! - Parts are created under `append` and published by swapping `parts`
 //!   (copy on write); a part's `start` is a record boundary and never moves.
-//! - `synced` (mutex) is the length known durable and whether a sync is
-//!   under way. One thread at a time syncs, with the mutex released; the
-//!   others wait on `sync_done`, all woken together when it ends: those
-//!   whose record it covered return, and one of the rest syncs for all of
-//!   them (group commit). A waiter woken one at a time through the mutex
-//!   alone (as before) let a sync cover 1.8 puts of eight writers.
+//! - `synced` is the length known durable; concurrent syncs share one
+//!   fsync (group commit, `crate::group_commit`).
 
 use super::check::{check_records, decode_at, decode_records, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
@@ -40,14 +36,14 @@ use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
 use crate::error::{Error, Result};
+use crate::group_commit::GroupCommit;
 use crate::stats::FilterProbe;
 use crate::vfs::{Storage, StorageFile};
 use arc_swap::{ArcSwap, ArcSwapOption};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use sync::SyncState;
 
 /// How a segment sizes its parts and where it charges their filters.
 #[derive(Debug, Clone)]
@@ -246,11 +242,8 @@ pub(crate) struct LogSegment {
     published: AtomicU64,
     /// The logical length (written plus buffered), for size decisions.
     logical: AtomicU64,
-    /// The durable end and the counter of the record ending there, and
-    /// whether a thread is syncing.
-    synced: Mutex<SyncState>,
-    /// Signalled when a sync ends.
-    sync_done: Condvar,
+    /// The durable end and the counter of the record ending there.
+    synced: GroupCommit<DurableMark>,
     dirty: AtomicBool,
     parts: ArcSwap<Parts>,
     records: AtomicU64,
@@ -292,8 +285,6 @@ pub(crate) struct Replay {
 #[derive(Debug, Clone)]
 pub(crate) struct Appended {
     pub ptr: RecordPtr,
-    /// The segment's length after the record (what a synchronous put syncs to).
-    pub end: u64,
 }
 
 impl LogSegment {
@@ -355,12 +346,7 @@ impl LogSegment {
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
-            synced: Mutex::new(SyncState {
-                mark,
-                busy: false,
-                failed: false,
-            }),
-            sync_done: Condvar::new(),
+            synced: GroupCommit::new(mark),
             dirty: AtomicBool::new(false),
             parts: ArcSwap::from_pointee(Parts::default()),
             records: AtomicU64::new(0),
@@ -431,7 +417,7 @@ impl LogSegment {
         });
         let segment = Self::with_file(number, path, file, end, config);
         if synced != end {
-            segment.synced.lock().mark = synced;
+            segment.synced.set_mark(synced);
             segment.dirty.store(true, Ordering::Release);
         }
         debug_assert_eq!(segment.seed, seed);
@@ -656,7 +642,7 @@ impl LogSegment {
     /// The durable end of the log and the counter of its last durable
     /// record, as the last sync left them.
     pub fn durable_mark(&self) -> DurableMark {
-        self.synced.lock().mark
+        self.synced.mark()
     }
 
     fn write_buffer(&self, a: &mut AppendState) -> Result<()> {
@@ -775,7 +761,6 @@ impl LogSegment {
                 value_len: value.map_or(0, <[u8]>::len) as u32,
                 tombstone: value.is_none(),
             },
-            end,
         })
     }
 
