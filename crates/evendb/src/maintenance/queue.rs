@@ -13,10 +13,7 @@ use std::time::Duration;
 #[derive(Debug, Default)]
 pub(crate) struct Maintenance {
     queue: Mutex<Queues>,
-    /// Where the regular threads wait (they take urgent tasks too).
     cv: Condvar,
-    /// Where the urgent-only thread waits.
-    urgent_cv: Condvar,
     shutdown: AtomicBool,
 }
 
@@ -29,14 +26,15 @@ struct Queues {
 impl Maintenance {
     pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().normal.push_back((chunk, bits));
-        self.cv.notify_one();
+        // Every thread: `notify_one` could wake only the urgent one, which
+        // leaves this task where it is.
+        self.cv.notify_all();
     }
 
     /// Queues a task ahead of every task [`Maintenance::push`] queued.
     pub fn push_urgent(&self, chunk: Arc<Chunk>, bits: u8) {
         self.queue.lock().urgent.push_back((chunk, bits));
-        self.urgent_cv.notify_one();
-        self.cv.notify_one();
+        self.cv.notify_all();
     }
 
     /// True if a task is waiting.
@@ -50,7 +48,6 @@ impl Maintenance {
         let _q = self.queue.lock();
         self.shutdown.store(true, Ordering::Release);
         self.cv.notify_all();
-        self.urgent_cv.notify_all();
     }
 
     /// The next task (`urgent_only`: the next urgent one); `None` at
@@ -73,12 +70,7 @@ impl Maintenance {
                     return Some(Some(t));
                 }
             }
-            let cv = if urgent_only {
-                &self.urgent_cv
-            } else {
-                &self.cv
-            };
-            if cv.wait_for(&mut q, idle).timed_out() {
+            if self.cv.wait_for(&mut q, idle).timed_out() {
                 return Some(None);
             }
         }
