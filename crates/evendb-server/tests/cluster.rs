@@ -21,7 +21,6 @@ fn free_ports(n: usize) -> Vec<u16> {
 }
 
 struct Cluster {
-    root: tempfile::TempDir,
     members: String,
     redis: Vec<u16>,
     nodes: Vec<Option<Server>>,
@@ -29,6 +28,9 @@ struct Cluster {
     /// With proxies: each node's proxy, and where the node really listens.
     proxies: Vec<Proxy>,
     listen: Vec<u16>,
+    /// Last, so that it is removed after the nodes are killed (fields
+    /// drop in order): a node outliving its directory logs I/O errors.
+    root: tempfile::TempDir,
 }
 
 /// The loopback address node `i` connects to its peers from.
@@ -131,8 +133,8 @@ impl Cluster {
         while t.elapsed() < limit {
             for i in (0..3).filter(|&i| self.nodes[i].is_some()) {
                 if let Some(mut c) = Client::try_connect(self.redis[i], Duration::from_secs(2)) {
-                    c.send_raw(&Client::encode(&[b"SET", b"probe", b"x"]));
-                    if c.read() == Some(Reply::ok()) {
+                    let sent = c.try_send_raw(&Client::encode(&[b"SET", b"probe", b"x"]));
+                    if sent.is_ok() && c.read() == Some(Reply::ok()) {
                         return i;
                     }
                 }
@@ -438,16 +440,18 @@ fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
                     let Some(cn) = conn.as_mut() else { continue };
                     let k = format!("reg{key}");
                     let invoked = now();
-                    if write {
-                        cn.send_raw(&Client::encode(&[
-                            b"SET",
-                            k.as_bytes(),
-                            value.to_string().as_bytes(),
-                        ]));
+                    let request = if write {
+                        Client::encode(&[b"SET", k.as_bytes(), value.to_string().as_bytes()])
                     } else {
-                        cn.send_raw(&Client::encode(&[b"GET", k.as_bytes()]));
-                    }
-                    let reply = cn.read();
+                        Client::encode(&[b"GET", k.as_bytes()])
+                    };
+                    // A killed node resets the connection: the request may
+                    // still have reached it, so a failed send is handled
+                    // like a missing reply below.
+                    let reply = match cn.try_send_raw(&request) {
+                        Ok(()) => cn.read(),
+                        Err(_) => None,
+                    };
                     let completed = now();
                     let kind = |read: Option<u64>| {
                         if write {

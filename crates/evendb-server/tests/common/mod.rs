@@ -190,7 +190,12 @@ impl Client {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.get_mut().write_all(bytes).expect("write");
+        self.try_send_raw(bytes).expect("write");
+    }
+
+    /// `send_raw` for callers that expect the peer to die (fault tests).
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stream.get_mut().write_all(bytes)
     }
 
     pub fn call(&mut self, args: &[&[u8]]) -> Reply {
