@@ -187,6 +187,9 @@ stats! {
         munk_loads,
         /// Munks evicted to stay within the memory budget.
         munk_evictions,
+        /// Of those, evictions by maintenance that first rebuilt the
+        /// chunk's table from the munk, its log being too large to scan.
+        munk_evictions_flushed,
         /// Times the row cache gave up its oldest entries for a munk,
         /// being worth much less per byte (recent hits) than the munk.
         row_cache_shrinks,

@@ -42,6 +42,7 @@ use std::time::Duration;
 
 /// Loop of a maintenance thread.
 pub(crate) fn worker(inner: &Arc<DbInner>) {
+    room::mark_maintenance_thread();
     while let Some(next) = inner.maintenance.next(Duration::from_millis(250), false) {
         guarded(inner, || match &next {
             Some((chunk, bits)) => {
@@ -57,6 +58,7 @@ pub(crate) fn worker(inner: &Arc<DbInner>) {
 /// sleeps otherwise; when the regular threads fall behind, it does the
 /// work on the core the paced writers leave idle.
 pub(crate) fn urgent_worker(inner: &Arc<DbInner>) {
+    room::mark_maintenance_thread();
     while let Some(next) = inner.maintenance.next(Duration::from_millis(250), true) {
         if let Some((chunk, bits)) = next {
             guarded(inner, || run_task(inner, &chunk, bits));
