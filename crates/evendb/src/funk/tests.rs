@@ -94,3 +94,83 @@ fn a_get_still_reads_an_older_segment_holding_a_newer_version() {
     };
     assert_eq!(get(&funk, "k").0.as_deref(), Some(&b"same version"[..]));
 }
+
+#[test]
+fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
+    let fs = MemFs::new();
+    let dir = Path::new("/funk");
+    fs.create_dir_all(dir).expect("directory");
+    // A log past the indexed-merge size, keys in a scattered order, some
+    // keys updated and some deleted, then a small log with newer versions.
+    let big = LogSegment::create(&fs, dir, 1, 1, &config()).expect("create");
+    let n = 20_000u64;
+    let value = |k: u64, version: u64| format!("{k:06}-{version:04}-{}", "v".repeat(900));
+    let mut model: std::collections::BTreeMap<String, Vec<(u64, Option<String>)>> =
+        Default::default();
+    let counter = AtomicU64::new(1);
+    for i in 0..n {
+        let k = i * 7919 % n;
+        let key = format!("key{:06}", k % 4000);
+        let version = 10 + i;
+        let v = (k % 13 != 0).then(|| value(k, version));
+        big.append(
+            key.as_bytes(),
+            v.as_deref().map(str::as_bytes),
+            version,
+            &counter,
+            true,
+        )
+        .expect("append");
+        model.entry(key).or_default().push((version, v));
+    }
+    assert!(big.appended() >= INDEXED_MERGE_BYTES);
+    let small = LogSegment::create(&fs, dir, 2, 1, &config()).expect("create");
+    for k in (0..4000u64).step_by(7) {
+        let key = format!("key{k:06}");
+        let version = 100_000 + k;
+        let v = value(k, version);
+        small
+            .append(key.as_bytes(), Some(v.as_bytes()), version, &counter, true)
+            .expect("append");
+        model.entry(key).or_default().push((version, Some(v)));
+    }
+    let (big, small) = (Arc::new(big), Arc::new(small));
+    assert!(merged_through_index(&big, big.appended()));
+    assert!(!merged_through_index(&small, small.appended()));
+    let funk = Funk {
+        table: None,
+        frozen: vec![big],
+        active: small,
+    };
+    let (from, to) = ("key001000", "key003000");
+    let groups: Vec<(Vec<u8>, Vec<Entry>)> = funk
+        .key_groups(
+            from.as_bytes(),
+            Some(to.as_bytes()),
+            None,
+            &RecoveryTable::default(),
+        )
+        .expect("groups")
+        .collect::<Result<_>>()
+        .expect("merge");
+    let expected: Vec<(Vec<u8>, Vec<(u64, Option<Vec<u8>>)>)> = model
+        .range(from.to_string()..to.to_string())
+        .map(|(k, versions)| {
+            let mut v: Vec<(u64, Option<Vec<u8>>)> = versions
+                .iter()
+                .map(|(ver, val)| (*ver, val.as_ref().map(|s| s.as_bytes().to_vec())))
+                .collect();
+            v.sort_by(|a, b| b.0.cmp(&a.0));
+            (k.as_bytes().to_vec(), v)
+        })
+        .collect();
+    let got: Vec<(Vec<u8>, Vec<(u64, Option<Vec<u8>>)>)> = groups
+        .into_iter()
+        .map(|(k, es)| (k, es.into_iter().map(|e| (e.version, e.value)).collect()))
+        .collect();
+    assert_eq!(got.len(), expected.len());
+    assert!(
+        got == expected,
+        "the merge through the index differs from the model"
+    );
+}

@@ -253,15 +253,28 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     // The images read, and what the run's directory, filters and span take
     // while it is written (growth that cannot be refused): under 40 bytes
     // a record.
-    let image_bytes: u64 = unsorted.iter().map(|l| l.appended()).sum();
+    // Large logs are read through an index built for the run (see
+    // `funk::INDEXED_MERGE_BYTES`).
+    let held = |l: &LogSegment| {
+        if crate::funk::merged_through_index(l, l.appended()) {
+            crate::funk::index_memory(l, l.appended())
+        } else {
+            l.appended()
+        }
+    };
+    let image_bytes: u64 = unsorted.iter().map(|l| held(l)).sum();
     let records: u64 = unsorted.iter().map(|l| l.records()).sum();
     super::room::room_for(inner, image_bytes + records * 40 + 4096);
     let _image = super::room::hold_work(inner, image_bytes);
-    let mut images = Vec::with_capacity(unsorted.len());
+    let (mut images, mut indexed) = (Vec::new(), Vec::new());
     for l in &unsorted {
-        images.push(l.image(u64::MAX)?);
+        if crate::funk::merged_through_index(l, l.appended()) {
+            indexed.push((l.clone(), l.index_between(0, u64::MAX)?));
+        } else {
+            images.push(l.image(u64::MAX)?);
+        }
     }
-    let view = crate::funk::LogView::new(images, from, to, &inner.recovery);
+    let view = crate::funk::LogView::new(images, indexed, from, to, &inner.recovery);
     let run = new_segment(inner)?;
     let mut pos = 0;
     let mut synced = 0;
@@ -274,7 +287,7 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
         }
         let mut versions = Vec::new();
         while view.key(pos) == Some(key.as_slice()) {
-            versions.extend(view.entry(pos));
+            versions.extend(view.entry(pos)?);
             pos += 1;
         }
         // Newest first; appended oldest first, as they came.

@@ -64,6 +64,27 @@ impl LogSegment {
         Ok(new)
     }
 
+    /// A sorted index of the records in `[start, end)` (`start` a record
+    /// boundary; `end` clamped to the published length), built from
+    /// pieces of the log and not kept: a merge's, which reads the values
+    /// through it (see `funk::INDEXED_MERGE_BYTES`).
+    pub fn index_between(&self, start: u64, end: u64) -> Result<SegmentIndex> {
+        let end = end.min(self.len());
+        let mut at = start.max(FIRST_RECORD);
+        SegmentIndex::default().extended(
+            || {
+                if at >= end {
+                    return Ok(None);
+                }
+                let (image, stop) = self.image_piece(at, end)?;
+                let piece = at;
+                at = stop;
+                Ok(Some((image, piece)))
+            },
+            end,
+        )
+    }
+
     /// Drops the sorted index (to free memory; it is rebuilt on demand).
     pub fn drop_index(&self) {
         let _g = self.index_build.lock();
