@@ -112,7 +112,7 @@ fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
         let k = i * 7919 % n;
         let key = format!("key{:06}", k % 4000);
         let version = 10 + i;
-        let v = (k % 13 != 0).then(|| value(k, version));
+        let v = (!k.is_multiple_of(13)).then(|| value(k, version));
         big.append(
             key.as_bytes(),
             v.as_deref().map(str::as_bytes),
@@ -153,18 +153,19 @@ fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
         .expect("groups")
         .collect::<Result<_>>()
         .expect("merge");
-    let expected: Vec<(Vec<u8>, Vec<(u64, Option<Vec<u8>>)>)> = model
+    type Groups = Vec<(Vec<u8>, Vec<(u64, Option<Vec<u8>>)>)>;
+    let expected: Groups = model
         .range(from.to_string()..to.to_string())
         .map(|(k, versions)| {
             let mut v: Vec<(u64, Option<Vec<u8>>)> = versions
                 .iter()
                 .map(|(ver, val)| (*ver, val.as_ref().map(|s| s.as_bytes().to_vec())))
                 .collect();
-            v.sort_by(|a, b| b.0.cmp(&a.0));
+            v.sort_by_key(|e| std::cmp::Reverse(e.0));
             (k.as_bytes().to_vec(), v)
         })
         .collect();
-    let got: Vec<(Vec<u8>, Vec<(u64, Option<Vec<u8>>)>)> = groups
+    let got: Groups = groups
         .into_iter()
         .map(|(k, es)| (k, es.into_iter().map(|e| (e.version, e.value)).collect()))
         .collect();
