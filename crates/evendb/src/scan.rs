@@ -273,7 +273,7 @@ impl Scan {
             end_key,
         });
         inner.wants_munk(&chunk)?;
-        if crate::maintenance::log_too_large_to_scan(&inner, &chunk) {
+        if crate::maintenance::costly_to_scan(&inner, &chunk) {
             inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
         }
         Ok(())

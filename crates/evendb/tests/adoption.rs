@@ -136,3 +136,65 @@ fn a_sequential_load_is_written_once_and_read_in_place() {
     db.compact().expect("compact");
     check(&db, &model, &mut rng, "after compaction");
 }
+
+#[test]
+fn a_scan_of_a_chunk_with_many_runs_has_it_rebuilt() {
+    let seed = common::seed("a_scan_of_a_chunk_with_many_runs_has_it_rebuilt");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let fs = MemFs::new();
+    let db = options(&fs).open(common::dir()).expect("open");
+    let mut model = BTreeMap::new();
+    let n = 20_000;
+    for i in 0..n {
+        db.put(key(i), value(i, 0)).expect("put");
+        model.insert(key(i), value(i, 0));
+    }
+    // Rounds of random updates, no scan: each rebalance of a munk-less
+    // chunk writes its log as one more run.
+    let most_segments = |db: &Db| {
+        db.chunks()
+            .expect("chunks")
+            .iter()
+            .filter(|c| c.munk_bytes.is_none())
+            .map(|c| c.log_segments)
+            .max()
+            .unwrap_or(0)
+    };
+    let mut round = 1;
+    while most_segments(&db) <= evendb_scan_runs_max() + 1 {
+        for _ in 0..4_000 {
+            let i = rng.u64(0..n);
+            db.put(key(i), value(i, round)).expect("put");
+            model.insert(key(i), value(i, round));
+        }
+        round += 1;
+        assert!(round < 40, "no chunk kept several runs: {:?}", db.stats());
+    }
+    let before = db.stats();
+    // Scans of every chunk: those with too many runs are rebuilt (with no
+    // maintenance threads, by the scan that finds them).
+    let all = common::all(&db);
+    assert_eq!(all.len(), model.len());
+    assert!(all
+        .iter()
+        .zip(&model)
+        .all(|((k, v), (mk, mv))| k == mk && v == mv));
+    let after = db.stats();
+    // (A rebuild that finds more than a chunk's worth of data splits.)
+    assert!(
+        after.rebalances + after.splits > before.rebalances + before.splits,
+        "no scan asked for a rebuild: {before:?} then {after:?}"
+    );
+    assert!(
+        most_segments(&db) <= evendb_scan_runs_max() + 1,
+        "a scanned chunk kept {} segments",
+        most_segments(&db)
+    );
+    check(&db, &model, &mut rng, "after the rebuilds");
+}
+
+/// Banded segments past which a scan asks for a rebuild (the engine's
+/// `SCAN_RUNS_MAX`).
+fn evendb_scan_runs_max() -> usize {
+    4
+}

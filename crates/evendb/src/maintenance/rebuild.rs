@@ -212,7 +212,11 @@ pub(crate) fn compact_log(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
         return Ok(());
     }
     inner.open_funk(chunk)?;
-    if sortable(inner, chunk) && !super::store_is_idle(inner) {
+    // Another run would make the scans that asked for this costlier.
+    if sortable(inner, chunk)
+        && !super::store_is_idle(inner)
+        && !super::too_many_runs_to_scan(chunk)
+    {
         return run_and_split(inner, chunk, &own);
     }
     rebuild_locked(inner, chunk, &own, Rebuild::Rebalance)
