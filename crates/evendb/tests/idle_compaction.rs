@@ -18,7 +18,11 @@ fn options(fs: &MemFs) -> Options {
         .max_chunk_size(1 << 20)
         .max_log_size(256 << 10)
         .block_size(4096)
-        .memory_budget(8 << 20)
+        // Munks for a few of the chunks only, so updates leave the others
+        // in several logs (a munk holds a chunk's updates, and maintenance
+        // writes them as a table when it evicts the munk); with room for
+        // idle compaction's merges.
+        .memory_budget(4 << 20)
         .maintenance_threads(1)
 }
 
@@ -86,7 +90,15 @@ fn chunks_left_in_several_logs_are_rebuilt_once_writes_stop() {
         }
     }
     let skipped = db.stats().log_segments_older_skipped;
-    check(&db, &model, "after the updates");
+    // Gets only: a scan of a chunk with many runs would have it rebuilt
+    // now (`SCAN_RUNS_MAX`), leaving idle compaction nothing to do.
+    for (k, v) in &model {
+        assert_eq!(
+            db.get(k).expect("get").as_ref(),
+            Some(v),
+            "after the updates"
+        );
+    }
     let before = db.stats();
     // Gets found keys in several segments (and skipped the older ones).
     let spread = before.log_segments_older_skipped - skipped;

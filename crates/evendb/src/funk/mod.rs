@@ -350,8 +350,9 @@ pub(crate) fn merged_through_index(log: &LogSegment, window: u64) -> bool {
 }
 
 /// About what the index of `window` bytes of `log` takes: per record an
-/// index entry and a place in the merge order, plus its key (taken as an
-/// eighth of the record at most).
+/// index entry (a new index is its sorted entries, not a copy: see
+/// `SegmentIndex::extended`) and a place in the merge order, plus its key
+/// (taken as an eighth of the record).
 pub(crate) fn index_memory(log: &LogSegment, window: u64) -> u64 {
     let per_record = std::mem::size_of::<(usize, RecordPtr)>() + std::mem::size_of::<(u32, u32)>();
     let records = log.records().saturating_mul(window) / log.appended().max(1);

@@ -38,7 +38,11 @@ pub(crate) fn mark_maintenance_thread() {
 /// those logs' images. Other threads (puts, scans) evict at once: they
 /// must not wait for a table write.
 pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
-    if MAY_FLUSH.get() && chunk.has_munk() && super::log_too_large_to_scan(inner, chunk) {
+    if MAY_FLUSH.get()
+        && inner.check_poison().is_ok()
+        && chunk.has_munk()
+        && super::log_too_large_to_scan(inner, chunk)
+    {
         flush_munk(inner, chunk);
         if inner.check_poison().is_err() {
             return;
@@ -78,12 +82,17 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
 }
 
 /// Rebuilds the chunk's funk from its munk (see [`evict_munk`]), unless
-/// another thread is changing the chunk. A failure poisons the store.
+/// another thread is changing the chunk, or the munk outgrew the chunk
+/// size (its rebalance splits it; a flush would write one table too
+/// large). A failure poisons the store.
 fn flush_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     let Some(own) = chunk.funk_change.try_lock() else {
         return;
     };
-    if chunk.is_retired() || !chunk.has_munk() {
+    let fits = chunk
+        .munk()
+        .is_some_and(|m| m.data_bytes() <= inner.opts.max_chunk_size);
+    if chunk.is_retired() || !fits {
         return;
     }
     MAY_FLUSH.set(false);

@@ -79,8 +79,16 @@ impl SegmentIndex {
                 added.push((at, abs));
             }
         }
-        keys.reserve_exact(self.keys.len());
         added.sort_by(|a, b| order(&keys, a, &keys, b));
+        if self.entries.is_empty() {
+            // A new index: the sorted entries are it (no second copy).
+            return Ok(SegmentIndex {
+                covered,
+                keys,
+                entries: added,
+            });
+        }
+        keys.reserve_exact(self.keys.len());
         let shift = keys.len();
         keys.extend_from_slice(&self.keys);
         let mut entries = Vec::with_capacity(self.entries.len() + added.len());
