@@ -42,7 +42,7 @@ use std::time::Duration;
 
 /// Loop of a maintenance thread.
 pub(crate) fn worker(inner: &Arc<DbInner>) {
-    room::mark_maintenance_thread();
+    room::set_may_flush(true);
     while let Some(next) = inner.maintenance.next(Duration::from_millis(250), false) {
         guarded(inner, || match &next {
             Some((chunk, bits)) => {
@@ -58,7 +58,7 @@ pub(crate) fn worker(inner: &Arc<DbInner>) {
 /// sleeps otherwise; when the regular threads fall behind, it does the
 /// work on the core the paced writers leave idle.
 pub(crate) fn urgent_worker(inner: &Arc<DbInner>) {
-    room::mark_maintenance_thread();
+    room::set_may_flush(true);
     while let Some(next) = inner.maintenance.next(Duration::from_millis(250), true) {
         if let Some((chunk, bits)) = next {
             guarded(inner, || run_task(inner, &chunk, bits));
@@ -154,6 +154,31 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
         }
     }
     Ok(())
+}
+
+/// Rebuilds the chunk's funk from its munk (see `room::evict_munk`), unless
+/// another thread is changing the chunk, or the munk outgrew the chunk
+/// size (its rebalance splits it; a flush would write one table too
+/// large). A failure poisons the store.
+fn flush_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
+    let Some(own) = chunk.funk_change.try_lock() else {
+        return;
+    };
+    let fits = chunk
+        .munk()
+        .is_some_and(|m| m.data_bytes() <= inner.opts.max_chunk_size);
+    if chunk.is_retired() || !fits {
+        return;
+    }
+    room::set_may_flush(false);
+    let flushed = rebuild::rebuild_locked(inner, chunk, &own, stats::Rebuild::Rebalance);
+    room::set_may_flush(true);
+    match flushed {
+        Ok(()) => stats::add(&inner.counters.local().munk_evictions_flushed, 1),
+        Err(e) => {
+            let _ = inner.poison::<()>(e);
+        }
+    }
 }
 
 /// Banded segments (runs, adopted logs) of a munk-less chunk past which

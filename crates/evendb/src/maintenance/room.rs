@@ -17,9 +17,9 @@ thread_local! {
 }
 
 /// Marks the calling thread as a maintenance thread: its evictions may
-/// take the time to flush (see [`evict_munk`]).
-pub(crate) fn mark_maintenance_thread() {
-    MAY_FLUSH.set(true);
+/// take the time to flush (see [`evict_munk`]); `false` while a flush runs.
+pub(crate) fn set_may_flush(may: bool) {
+    MAY_FLUSH.set(may);
 }
 
 /// Removes the chunk's munk, if any. Its buffered log records are written
@@ -43,7 +43,7 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
         && chunk.has_munk()
         && super::log_too_large_to_scan(inner, chunk)
     {
-        flush_munk(inner, chunk);
+        super::flush_munk(inner, chunk);
         if inner.check_poison().is_err() {
             return;
         }
@@ -77,31 +77,6 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
             // maintenance threads this would run inside whatever is
             // making room; the chunk's next scan asks for it instead.)
             let _ = inner.schedule(chunk, crate::chunk::task::COMPACT_LOG);
-        }
-    }
-}
-
-/// Rebuilds the chunk's funk from its munk (see [`evict_munk`]), unless
-/// another thread is changing the chunk, or the munk outgrew the chunk
-/// size (its rebalance splits it; a flush would write one table too
-/// large). A failure poisons the store.
-fn flush_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
-    let Some(own) = chunk.funk_change.try_lock() else {
-        return;
-    };
-    let fits = chunk
-        .munk()
-        .is_some_and(|m| m.data_bytes() <= inner.opts.max_chunk_size);
-    if chunk.is_retired() || !fits {
-        return;
-    }
-    MAY_FLUSH.set(false);
-    let flushed = super::rebuild::rebuild_locked(inner, chunk, &own, stats::Rebuild::Rebalance);
-    MAY_FLUSH.set(true);
-    match flushed {
-        Ok(()) => stats::add(&inner.counters.local().munk_evictions_flushed, 1),
-        Err(e) => {
-            let _ = inner.poison::<()>(e);
         }
     }
 }
@@ -255,7 +230,7 @@ mod tests {
         };
         // A user thread's eviction would leave that log as the read path;
         // a maintenance thread's rebuilds the table from the munk first.
-        mark_maintenance_thread();
+        set_may_flush(true);
         evict_munk(inner, &chunk);
         MAY_FLUSH.set(false);
         assert!(!chunk.has_munk());

@@ -22,20 +22,7 @@ impl LogSegment {
         let from = current.as_ref().map_or(FIRST_RECORD, |ix| ix.covered);
         let base = SegmentIndex::default();
         let old = current.as_deref().unwrap_or(&base);
-        // The log is read in pieces: only the index is held whole.
-        let mut at = from;
-        let new = Arc::new(old.extended(
-            || {
-                if at >= len {
-                    return Ok(None);
-                }
-                let (image, end) = self.image_piece(at, len)?;
-                let start = at;
-                at = end;
-                Ok(Some((image, start)))
-            },
-            len,
-        )?);
+        let new = Arc::new(self.extend_index(old, from, len)?);
         let budget = &self.config.budget;
         let grow = new.bytes().saturating_sub(old.bytes());
         let shrink = old.bytes().saturating_sub(new.bytes());
@@ -70,8 +57,14 @@ impl LogSegment {
     /// through it (see `funk::INDEXED_MERGE_BYTES`).
     pub fn index_between(&self, start: u64, end: u64) -> Result<SegmentIndex> {
         let end = end.min(self.len());
-        let mut at = start.max(FIRST_RECORD);
-        SegmentIndex::default().extended(
+        self.extend_index(&SegmentIndex::default(), start.max(FIRST_RECORD), end)
+    }
+
+    /// `old` extended with the records in `[from, end)` (`from` a record
+    /// boundary), read in pieces: only the index is held whole.
+    fn extend_index(&self, old: &SegmentIndex, from: u64, end: u64) -> Result<SegmentIndex> {
+        let mut at = from;
+        old.extended(
             || {
                 if at >= end {
                     return Ok(None);
