@@ -125,13 +125,13 @@ impl DbInner {
         crate::failpoint::failpoint!(self, "sync_put.before_journal");
         let c = self.counters.local();
         let since = Instant::now();
-        let ticket = match journal.append(self.storage.as_ref(), applied.version, &[(key, value)]) {
+        // Already in its chunk log: the checkpointer may drop the segment
+        // once the logs are synced.
+        let storage = self.storage.as_ref();
+        let ticket = match journal.append_applied(storage, applied.version, &[(key, value)]) {
             Ok(t) => t,
             Err(e) => return self.poison(e),
         };
-        // Already in its chunk log: the checkpointer may drop the segment
-        // once the logs are synced.
-        journal.applied(ticket);
         match journal.sync(ticket) {
             Ok(true) => stats::add(&c.journal_syncs, 1),
             Ok(false) => {}
@@ -220,18 +220,14 @@ impl DbInner {
                     }
                 },
             };
-            let (ticket, version) = match stamp {
-                Stamp::Put => {
-                    let t = self.versions.begin_put(key);
-                    let v = t.version;
-                    (Some(t), v)
-                }
-                Stamp::UniquePut => {
-                    let t = self.versions.begin_unique_put(key);
-                    let v = t.version;
-                    (Some(t), v)
-                }
-                Stamp::Given(v) => (None, v),
+            let ticket = match stamp {
+                Stamp::Put => Some(self.versions.begin_put(key)),
+                Stamp::UniquePut => Some(self.versions.begin_unique_put(key)),
+                Stamp::Given(_) => None,
+            };
+            let version = match (stamp, &ticket) {
+                (Stamp::Given(v), _) => v,
+                (_, t) => t.as_ref().map_or(0, |t| t.version),
             };
             // Without a munk the record must be readable from disk at once.
             // A put made durable by the journal is written to its log file

@@ -270,8 +270,7 @@ impl Funk {
         log_limits: Option<&[u64]>,
         recovery: &RecoveryTable,
     ) -> Result<KeyGroups> {
-        let mut images = Vec::new();
-        let mut indexed = Vec::new();
+        let mut inputs = LogInputs::default();
         let mut banded = Vec::new();
         for (i, log) in self.logs().enumerate() {
             let limit = log_limits.and_then(|l| l.get(i).copied());
@@ -283,18 +282,14 @@ impl Funk {
             }
             // Of a banded segment, only the window holding the range.
             let w = log.window(from, to, limit.unwrap_or(u64::MAX));
-            if merged_through_index(log, w.bytes()) && w.extra.is_empty() {
-                indexed.push((log.clone(), log.index_between(w.start, w.end)?));
-                continue;
-            }
-            images.push(log.image_range(w.start, w.end)?);
+            inputs.add(log, w.start, w.end)?;
             for (offset, len) in w.extra {
-                images.push(log.image_range(offset, offset + len)?);
+                inputs.add(log, offset, offset + len)?;
             }
         }
         Ok(KeyGroups::new(
             self.table.as_ref().map(|t| t.bulk_from(from)),
-            LogView::new(images, indexed, from, to, recovery),
+            inputs.view(from, to, recovery),
             banded,
             to,
             recovery.clone(),
@@ -325,10 +320,8 @@ impl Funk {
                 let window = l.window(from, to, u64::MAX).bytes();
                 if l.is_banded() {
                     window.min(log::BANDED_SCAN_MEMORY)
-                } else if merged_through_index(l, window) {
-                    index_memory(l, window)
                 } else {
-                    window
+                    unsorted_memory(l, window)
                 }
             })
             .sum()
@@ -349,14 +342,46 @@ pub(crate) fn merged_through_index(log: &LogSegment, window: u64) -> bool {
     !log.is_banded() && window >= INDEXED_MERGE_BYTES
 }
 
-/// About what the index of `window` bytes of `log` takes: per record an
-/// index entry (a new index is its sorted entries, not a copy: see
-/// `SegmentIndex::extended`) and a place in the merge order, plus its key
-/// (taken as an eighth of the record).
-pub(crate) fn index_memory(log: &LogSegment, window: u64) -> u64 {
+/// About what a merge holds to read `window` bytes of the unsorted `log`:
+/// the window itself, or its index if it is read through one (per record
+/// an index entry — a new index is its sorted entries, not a copy: see
+/// `SegmentIndex::extended` — and a place in the merge order, plus its
+/// key, taken as an eighth of the record).
+pub(crate) fn unsorted_memory(log: &LogSegment, window: u64) -> u64 {
+    if !merged_through_index(log, window) {
+        return window;
+    }
     let per_record = std::mem::size_of::<(usize, RecordPtr)>() + std::mem::size_of::<(u32, u32)>();
     let records = log.records().saturating_mul(window) / log.appended().max(1);
     records * per_record as u64 + window / 8
+}
+
+/// What a [`LogView`] is built from: log ranges read whole, and unsorted
+/// ones large enough to be read through an index ([`merged_through_index`]).
+#[derive(Default)]
+pub(crate) struct LogInputs {
+    images: Vec<SegmentImage>,
+    indexed: Vec<(Arc<LogSegment>, SegmentIndex)>,
+}
+
+impl LogInputs {
+    /// Adds the records of `log` between offsets `start` (a record
+    /// boundary) and `end` (both clamped to the published records).
+    pub fn add(&mut self, log: &Arc<LogSegment>, start: u64, end: u64) -> Result<()> {
+        let end = end.min(log.len());
+        if merged_through_index(log, end.saturating_sub(start)) {
+            self.indexed
+                .push((log.clone(), log.index_between(start, end)?));
+        } else {
+            self.images.push(log.image_range(start, end)?);
+        }
+        Ok(())
+    }
+
+    /// The records added with keys in `[from, to)` that recovery admits.
+    pub fn view(self, from: &[u8], to: Option<&[u8]>, recovery: &RecoveryTable) -> LogView {
+        LogView::new(self.images, self.indexed, from, to, recovery)
+    }
 }
 
 /// The records of some log segments in (key asc, stamp desc) order: of
@@ -375,7 +400,7 @@ pub(crate) struct LogView {
 impl LogView {
     /// Records of `images` and `indexed` with keys in `[from, to)` that
     /// recovery admits.
-    pub fn new(
+    fn new(
         images: Vec<SegmentImage>,
         indexed: Vec<(Arc<LogSegment>, SegmentIndex)>,
         from: &[u8],

@@ -257,28 +257,19 @@ fn write_run(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> R
     // The images read, and what the run's directory, filters and span take
     // while it is written (growth that cannot be refused): under 40 bytes
     // a record.
-    // Large logs are read through an index built for the run (see
-    // `funk::INDEXED_MERGE_BYTES`).
-    let held = |l: &LogSegment| {
-        if crate::funk::merged_through_index(l, l.appended()) {
-            crate::funk::index_memory(l, l.appended())
-        } else {
-            l.appended()
-        }
-    };
-    let image_bytes: u64 = unsorted.iter().map(|l| held(l)).sum();
+    // (Large logs are read through an index: `funk::INDEXED_MERGE_BYTES`.)
+    let image_bytes: u64 = unsorted
+        .iter()
+        .map(|l| crate::funk::unsorted_memory(l, l.appended()))
+        .sum();
     let records: u64 = unsorted.iter().map(|l| l.records()).sum();
     super::room::room_for(inner, image_bytes + records * 40 + 4096);
     let _image = super::room::hold_work(inner, image_bytes);
-    let (mut images, mut indexed) = (Vec::new(), Vec::new());
+    let mut inputs = crate::funk::LogInputs::default();
     for l in &unsorted {
-        if crate::funk::merged_through_index(l, l.appended()) {
-            indexed.push((l.clone(), l.index_between(0, u64::MAX)?));
-        } else {
-            images.push(l.image(u64::MAX)?);
-        }
+        inputs.add(l, 0, u64::MAX)?;
     }
-    let view = crate::funk::LogView::new(images, indexed, from, to, &inner.recovery);
+    let view = inputs.view(from, to, &inner.recovery);
     let run = new_segment(inner)?;
     let mut pos = 0;
     let mut synced = 0;

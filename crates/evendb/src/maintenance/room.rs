@@ -232,7 +232,7 @@ mod tests {
         // a maintenance thread's rebuilds the table from the munk first.
         set_may_flush(true);
         evict_munk(inner, &chunk);
-        MAY_FLUSH.set(false);
+        set_may_flush(false);
         assert!(!chunk.has_munk());
         assert!(!crate::maintenance::log_too_large_to_scan(inner, &chunk));
         let s = db.stats();

@@ -217,6 +217,27 @@ impl Journal {
         version: u64,
         ops: &[(&[u8], Option<&[u8]>)],
     ) -> Result<Ticket> {
+        self.append_as(st, version, ops, true)
+    }
+
+    /// [`Journal::append`] of a write already in its chunk logs: there is
+    /// nothing to wait for before the segment may go.
+    pub fn append_applied(
+        &self,
+        st: &dyn Storage,
+        version: u64,
+        ops: &[(&[u8], Option<&[u8]>)],
+    ) -> Result<Ticket> {
+        self.append_as(st, version, ops, false)
+    }
+
+    fn append_as(
+        &self,
+        st: &dyn Storage,
+        version: u64,
+        ops: &[(&[u8], Option<&[u8]>)],
+        in_flight: bool,
+    ) -> Result<Ticket> {
         let mut state = self.state.lock();
         if state.segments.last().is_none_or(|s| s.len >= SEGMENT_BYTES) {
             self.rotate(st, &mut state)?;
@@ -234,7 +255,7 @@ impl Journal {
                 .map_err(self.io(&file_name(seg.number)))?;
         }
         seg.len += record.len() as u64;
-        seg.in_flight += 1;
+        seg.in_flight += usize::from(in_flight);
         Ok(Ticket {
             segment: seg.number,
             end: seg.len,

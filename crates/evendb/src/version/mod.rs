@@ -117,27 +117,26 @@ impl Versions {
     /// Starts a put of `key`: announces it, reads the version it writes
     /// with. The announcement lasts until the ticket is dropped.
     pub fn begin_put(&self, key: &[u8]) -> PutTicket {
-        let announced = self.pending.announce(Op::Put {
-            key: key.to_vec(),
-            version: None,
-        });
-        let version = self.gv.load(Ordering::SeqCst);
-        announced.set_version(version);
-        PutTicket {
-            version,
-            _announced: announced,
-        }
+        self.put_ticket(key, false)
     }
 
     /// Starts a put of `key` whose version no other write or snapshot has
     /// (GV moves by two, as for a batch): a `Sync` put through the commit
     /// journal, which an open may replay in any order, needs one.
     pub fn begin_unique_put(&self, key: &[u8]) -> PutTicket {
+        self.put_ticket(key, true)
+    }
+
+    fn put_ticket(&self, key: &[u8], unique: bool) -> PutTicket {
         let announced = self.pending.announce(Op::Put {
             key: key.to_vec(),
             version: None,
         });
-        let version = self.gv.fetch_add(2, Ordering::SeqCst) + 1;
+        let version = if unique {
+            self.gv.fetch_add(2, Ordering::SeqCst) + 1
+        } else {
+            self.gv.load(Ordering::SeqCst)
+        };
         announced.set_version(version);
         PutTicket {
             version,
