@@ -241,3 +241,52 @@ fn a_row_cache_nobody_reads_gives_its_memory_to_munks() {
     );
     check_budget(&scans, "after the scans");
 }
+
+#[test]
+fn a_time_ordered_load_keeps_munks_only_where_the_keys_arrive() {
+    // Keys put in order: each munk split leaves a settled lower part that
+    // takes no more puts. It starts munk-less (its funk has its data), so a
+    // load builds no munk that memory pressure must evict, and a munk that
+    // fills with new keys is rebuilt about twice between splits.
+    let fs = MemFs::new();
+    let db = Options::default()
+        .storage(Arc::new(fs.clone()))
+        .max_chunk_size(16 << 10)
+        .max_log_size(4 << 10)
+        .block_size(256)
+        .memory_budget(64 << 20)
+        .maintenance_threads(0)
+        .open(common::dir())
+        .expect("open");
+    let n = 4000;
+    for i in 0..n {
+        db.put(key(i), [i as u8; 100]).expect("put");
+    }
+    let chunks = db.chunks().expect("chunks");
+    let s = db.stats();
+    assert!(s.splits > 10, "the load should split chunks: {s:?}");
+    let (last, settled) = chunks.split_last().expect("chunks");
+    assert!(
+        last.munk_bytes.is_some(),
+        "the chunk taking the puts keeps its munk"
+    );
+    // (The first munk, loaded after a few puts, splits in equal parts.)
+    let with_munks: Vec<_> = settled.iter().filter(|c| c.munk_bytes.is_some()).collect();
+    assert!(
+        with_munks.len() <= 1,
+        "{} of {} settled chunks have munks",
+        with_munks.len(),
+        settled.len()
+    );
+    assert_eq!(s.munk_evictions, 0, "nothing to evict: {s:?}");
+    assert!(
+        s.munk_rebalances <= 3 * s.splits,
+        "{} munk rebuilds for {} splits",
+        s.munk_rebalances,
+        s.splits
+    );
+    for i in (0..n).step_by(37) {
+        assert_eq!(db.get(key(i)).expect("get"), Some(vec![i as u8; 100]));
+    }
+    assert_eq!(common::all(&db).len(), n as usize);
+}

@@ -22,8 +22,8 @@
 //!   (`funk_change` taken with `try_lock`) and it has no munk (a munk
 //!   serves its reads).
 //! - A rebuild's working memory must be free in the budget or under a
-//!   sixteenth of it: idle compaction takes little room from munks and
-//!   the row cache.
+//!   quarter of it: idle compaction takes a bounded room from munks and
+//!   the row cache, for a while.
 
 use super::rebuild;
 use crate::chunk::Chunk;
@@ -80,10 +80,13 @@ pub(crate) fn worth_compacting(inner: &DbInner, chunk: &Chunk) -> bool {
 
 /// Working memory an idle rebuild may take even if the budget must make
 /// room for it (the row cache and munks fill whatever is free once gets
-/// run): a sixteenth of the budget. A run is read a few blocks at a time,
-/// so this bounds only unsorted logs.
+/// run): a quarter of the budget. A banded segment is read a few blocks
+/// at a time (at most `BANDED_SCAN_MEMORY`, 256 KiB), an unsorted one
+/// whole; a sixteenth left the chunks with the most runs, the ones whose
+/// gets read most, as they were (a chunk with three runs over a 4 MiB
+/// budget needs 880 KiB).
 fn idle_work_limit(inner: &DbInner) -> u64 {
-    inner.budget.limit() / 16
+    inner.budget.limit() / 4
 }
 
 /// The most read chunk worth compacting that this turn has not tried.

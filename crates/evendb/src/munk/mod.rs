@@ -499,6 +499,19 @@ impl Munk {
         claimed >= cap - cap / 8 || self.long_walks.load(Ordering::Relaxed) > 16
     }
 
+    /// Cells claimed since the munk was built: its new keys.
+    pub fn new_keys(&self) -> usize {
+        (self
+            .claimed
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.sorted)) as usize
+    }
+
+    /// Cells the munk was built with beyond its keys.
+    pub fn spare(&self) -> usize {
+        self.cells.len().saturating_sub(self.sorted as usize)
+    }
+
     /// Cells claimed: the keys the munk holds, plus cells lost to races.
     pub fn keys(&self) -> usize {
         self.claimed.load(Ordering::Relaxed) as usize
