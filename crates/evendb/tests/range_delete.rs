@@ -166,6 +166,21 @@ fn munks_give_back_what_a_range_delete_took() {
             .filter_map(|c| c.munk_bytes)
             .sum()
     };
+    // Munk memory of the chunk the deletes take in part (app02's end and
+    // app03's start).
+    let straddling = |db: &Db| -> Option<u64> {
+        db.chunks()
+            .unwrap()
+            .iter()
+            .find(|c| {
+                c.min_key.as_slice() < b"app03|".as_slice()
+                    && c.end_key
+                        .as_deref()
+                        .is_none_or(|e| e > b"app03|".as_slice())
+            })
+            .and_then(|c| c.munk_bytes)
+    };
+    let straddling_before = straddling(&db).expect("no munk on the chunk the deletes take in part");
     let before = db.stats();
     let before_inside = inside(&db);
     assert!(before_inside > 0, "no munk to check");
@@ -178,6 +193,12 @@ fn munks_give_back_what_a_range_delete_took() {
     db.flush().unwrap();
     let after = db.stats();
     assert_eq!(inside(&db), 0, "munks left inside the deleted range");
+    // What is left of it holds app03's part only (or was evicted).
+    let straddling_after = straddling(&db).unwrap_or(0);
+    assert!(
+        straddling_after < straddling_before,
+        "the munk of the chunk the deletes take in part holds {straddling_after} bytes, {straddling_before} before"
+    );
     assert!(
         after.memory_munks + before_inside / 2 < before.memory_munks,
         "munks hold {} bytes, {} before, {before_inside} of them inside the deleted range",

@@ -214,6 +214,16 @@ impl MemoryBudget {
         }
     }
 
+    /// A guard for `n` bytes of `kind` already charged, released when it
+    /// is dropped.
+    pub fn keep(&self, kind: Kind, n: u64) -> Held<'_> {
+        Held {
+            budget: self,
+            kind,
+            n,
+        }
+    }
+
     pub fn view(&self) -> BudgetView {
         let k = |kind: Kind| self.by_kind[kind as usize].load(Ordering::Relaxed);
         BudgetView {

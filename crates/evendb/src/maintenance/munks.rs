@@ -168,26 +168,30 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     rebalance_munk(inner, chunk, may_split, false)
 }
 
-/// Spare cells (room for new keys) of the munk that replaces `m`: half its
-/// keys; or, if new keys used up most of its own spare cells, room for
-/// the keys it may still take before it reaches `max_chunk_size` and is
-/// split (estimated from its bytes a key), plus a quarter of its keys so
-/// that it splits before it fills them, at most twice its keys. Measured
-/// reason: a sequential load rebuilt each munk three or four times
-/// between splits (1,208 rebuilds for 309 splits), the last one just
-/// before the split, every one under the chunk's `rebalance` lock, which
-/// puts wait for.
-fn spare_cells(m: &Munk, max_chunk_size: u64) -> usize {
-    let keys = m.keys();
-    if m.new_keys() < m.spare() / 2 {
+/// Spare cells (room for new keys) of a rebuilt munk of `keys` keys and
+/// `data` bytes of data: half its keys; or, if new keys `filled` most of
+/// the old munk's spare cells, room for the keys it may still take before
+/// its data reaches `max_chunk_size` and it is split (estimated from its
+/// bytes a key), plus a quarter of its keys so that it splits before it
+/// fills them, at most twice its keys. Measured reason: a sequential load
+/// rebuilt each munk three or four times between splits (1,208 rebuilds
+/// for 309 splits), the last one just before the split, every one under
+/// the chunk's `rebalance` lock, which puts wait for.
+fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
+    if !filled {
         return keys / 2 + 64;
     }
-    let data = m.data_bytes().max(1);
-    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data;
+    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data.max(1);
     let more = usize::try_from(at_split)
         .unwrap_or(usize::MAX)
         .saturating_sub(keys);
     (more + keys / 4).clamp(64, 2 * keys + 64)
+}
+
+/// True if new keys used up most of `m`'s spare cells (see
+/// [`spare_cells`]); never for a forced rebuild, which drops cells.
+fn filled(m: &Munk, force: bool) -> bool {
+    !force && m.new_keys() >= m.spare() / 2
 }
 
 /// [`munk_rebalance`], also when the munk does not ask for it (`force`):
@@ -213,8 +217,9 @@ pub(crate) fn rebalance_munk(
     }
     // The new cell array is charged before the old one is released (when
     // its last reader lets go): make room for it first, with no lock held.
-    let spare = spare_cells(&m, inner.opts.max_chunk_size);
-    let array = Munk::array_charge(m.keys() + spare);
+    let max = inner.opts.max_chunk_size;
+    let cells = m.keys() + spare_cells(m.keys(), m.data_bytes(), filled(&m, force), max);
+    let array = Munk::array_charge(cells);
     drop(m);
     if inner.budget.free() < array {
         make_room(inner, array, Some(chunk));
@@ -232,9 +237,12 @@ pub(crate) fn rebalance_munk(
         return Ok(());
     }
     let w = inner.versions.refresh_watermark();
-    let spare = spare_cells(&m, inner.opts.max_chunk_size);
     let entries =
         build::without_deleted(build::pruned(m.entries(), w), &inner.tombstones.load(), w);
+    // Sized for what is left after pruning, within the room made above.
+    let data = entries.iter().map(MunkEntry::data_size).sum();
+    let spare = spare_cells(entries.len(), data, filled(&m, force), max)
+        .min(cells.saturating_sub(entries.len()).max(64));
     let new = Munk::build(
         entries,
         spare,

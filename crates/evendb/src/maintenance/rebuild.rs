@@ -186,8 +186,8 @@ fn split_if_large(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 ///
 /// Unlike an adoption, a run is not refused when log filters are large
 /// ([`logs_have_room`]): it replaces the unsorted log's directory (12
-/// bytes a record) with a smaller filter and block index, so it never
-/// adds to them. Measured reason: at 8x the memory, with the filters past
+/// bytes a record) with a smaller filter and block index (a log shared
+/// by split parts keeps its directory until the last of them lets go). Measured reason: at 8x the memory, with the filters past
 /// their third of a 64 MiB budget, the rebalances P queued rewrote whole
 /// chunks (11 MiB of table for 4 MiB of log) and E100 right after P paid
 /// for them: 400-490 scans/s and P 180-190K puts/s with the gate,
@@ -345,8 +345,10 @@ const ADOPTED_MAX: usize = 8;
 /// a third of the memory budget: past that, rebalances merge logs into
 /// tables (whose indexes are smaller) instead of adopting more of them.
 /// (At 8x the memory, 2 GiB of adopted logs take 22 MiB of a 64 MiB
-/// budget, so runs stop there; half the budget let them go on, but the
-/// process was then killed by its 256 MiB cgroup in one run of two.)
+/// budget, so adoptions stop there; half the budget let them, and runs,
+/// go on, but the process was then killed by its 256 MiB cgroup in one
+/// run of two, before munk-era logs were flushed at eviction and merged
+/// through indexes.)
 fn logs_have_room(inner: &DbInner) -> bool {
     inner.budget.kind_used(Kind::Filters) < inner.budget.limit() / 3
 }

@@ -120,6 +120,7 @@ pub(super) fn munk_split(
     let cut = chunk.counter.load(Ordering::Acquire);
     // The parts take over the old munk's charge for the chains they share.
     let mut handed = munk.hand_over();
+    let mut settled_charge = 0;
     let mut children: Vec<Arc<Chunk>> = Vec::with_capacity(pieces.len());
     let mut child_entries: Vec<Vec<MunkEntry>> = Vec::with_capacity(pieces.len());
     let mins: Vec<Vec<u8>> = pieces
@@ -146,8 +147,13 @@ pub(super) fn munk_split(
         // eviction) unless reads heat it. Building one that memory
         // pressure evicts soon after cost the puts up to a fifth of their
         // time in a sequential load (a munk's cells and versions are freed
-        // one atomic pointer at a time).
-        if !(settled && i == 0) {
+        // one atomic pointer at a time). Its entries are held until
+        // step 2 is done, and their charge with them (`settled_charge`).
+        if settled && i == 0 {
+            let content: u64 = piece.iter().map(MunkEntry::charge).sum();
+            settled_charge = content.min(handed);
+            handed -= settled_charge;
+        } else {
             let spare = piece.len() / 2 + 64;
             let content: u64 = piece.iter().map(MunkEntry::charge).sum();
             let inherit = content.min(handed);
@@ -166,9 +172,9 @@ pub(super) fn munk_split(
     }
     // Hold the parts' funk_change through phase 2.
     let child_locks: Vec<_> = children.iter().map(|c| c.funk_change.lock_arc()).collect();
-    inner
-        .budget
-        .release(crate::cache::budget::Kind::Munks, handed);
+    let budget = &inner.budget;
+    budget.release(crate::cache::budget::Kind::Munks, handed);
+    let _settled = budget.keep(crate::cache::budget::Kind::Munks, settled_charge);
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     // Readers that still reach the old chunk read its funk, which has every
@@ -206,8 +212,11 @@ pub(super) fn munk_split(
         }) + owned;
         // A part keeps sharing the old files (writing nothing) unless that
         // is over `SHARED_READ_LIMIT` times its own data: then it writes
-        // its own table now.
-        if read > owned.saturating_mul(SHARED_READ_LIMIT) {
+        // its own table now. So does a munk-less (settled) part whose
+        // unsorted logs are too large to scan, as an evicted munk is
+        // flushed (`room::evict_munk`): its entries are at hand.
+        let unsorted = !child.has_munk() && super::log_too_large_to_scan(inner, child);
+        if unsorted || read > owned.saturating_mul(SHARED_READ_LIMIT) {
             written += rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
