@@ -220,14 +220,16 @@ impl DbInner {
                     }
                 },
             };
-            let ticket = match stamp {
-                Stamp::Put => Some(self.versions.begin_put(key)),
-                Stamp::UniquePut => Some(self.versions.begin_unique_put(key)),
-                Stamp::Given(_) => None,
-            };
-            let version = match (stamp, &ticket) {
-                (Stamp::Given(v), _) => v,
-                (_, t) => t.as_ref().map_or(0, |t| t.version),
+            let (ticket, version) = match stamp {
+                Stamp::Given(v) => (None, v),
+                Stamp::Put | Stamp::UniquePut => {
+                    let t = match stamp {
+                        Stamp::UniquePut => self.versions.begin_unique_put(key),
+                        _ => self.versions.begin_put(key),
+                    };
+                    let v = t.version;
+                    (Some(t), v)
+                }
             };
             // Without a munk the record must be readable from disk at once.
             // A put made durable by the journal is written to its log file

@@ -138,6 +138,18 @@ impl Funk {
         self.frozen.iter().chain(std::iter::once(&self.active))
     }
 
+    /// How its logs lie: the number of banded segments (runs, adopted
+    /// logs), and the bytes of the others (unsorted), whole.
+    pub fn log_shape(&self) -> (usize, u64) {
+        self.logs().fold((0, 0), |(banded, unsorted), l| {
+            if l.is_banded() {
+                (banded + 1, unsorted)
+            } else {
+                (banded, unsorted + l.appended())
+            }
+        })
+    }
+
     /// The same funk with `segment` as its new active segment.
     pub fn with_segment(&self, segment: Arc<LogSegment>) -> Funk {
         let mut frozen = self.frozen.clone();

@@ -194,28 +194,26 @@ pub(crate) const SCAN_RUNS_MAX: usize = 4;
 /// its unsorted logs are too large ([`log_too_large_to_scan`]) or it has
 /// more than [`SCAN_RUNS_MAX`] banded segments.
 pub(crate) fn costly_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
-    log_too_large_to_scan(inner, chunk) || too_many_runs_to_scan(chunk)
+    chunk.funk().is_some_and(|f| {
+        let (banded, unsorted) = f.log_shape();
+        banded > SCAN_RUNS_MAX || unsorted > 2 * inner.opts.max_log_size
+    })
 }
 
 /// True if the chunk has more than [`SCAN_RUNS_MAX`] banded segments.
 pub(crate) fn too_many_runs_to_scan(chunk: &Chunk) -> bool {
     chunk
         .funk()
-        .is_some_and(|f| f.logs().filter(|l| l.is_banded()).count() > SCAN_RUNS_MAX)
+        .is_some_and(|f| f.log_shape().0 > SCAN_RUNS_MAX)
 }
 
 /// True if scans of the munk-less `chunk` would read (or index) more log
-/// than twice the munk-less log limit: what a munk left behind.
+/// than twice the munk-less log limit: what a munk left behind. (Banded
+/// segments are scanned in place, a window at a time.)
 pub(crate) fn log_too_large_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
-    // Banded segments are scanned in place, a window at a time.
-    chunk.funk().is_some_and(|f| {
-        let unsorted: u64 = f
-            .logs()
-            .filter(|l| !l.is_banded())
-            .map(|l| l.appended())
-            .sum();
-        unsorted > 2 * inner.opts.max_log_size
-    })
+    chunk
+        .funk()
+        .is_some_and(|f| f.log_shape().1 > 2 * inner.opts.max_log_size)
 }
 
 /// Rebuilds `chunk` now and merges it with a neighbor if it is small

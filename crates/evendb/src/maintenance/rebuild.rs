@@ -195,12 +195,8 @@ fn split_if_large(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 fn sortable(inner: &DbInner, chunk: &Chunk) -> bool {
     let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
     chunk.funk().is_some_and(|f| {
-        let banded = f.frozen.iter().filter(|l| l.is_banded()).count();
-        let unsorted: u64 = f
-            .logs()
-            .filter(|l| !l.is_banded())
-            .map(|l| l.appended())
-            .sum();
+        // (The active log is not banded: the banded ones are frozen.)
+        let (banded, unsorted) = f.log_shape();
         !chunk.has_munk()
             && banded < ADOPTED_MAX
             && !f.active.is_banded()

@@ -149,15 +149,13 @@ pub(super) fn munk_split(
         // time in a sequential load (a munk's cells and versions are freed
         // one atomic pointer at a time). Its entries are held until
         // step 2 is done, and their charge with them (`settled_charge`).
+        let content: u64 = piece.iter().map(MunkEntry::charge).sum();
+        let inherit = content.min(handed);
+        handed -= inherit;
         if settled && i == 0 {
-            let content: u64 = piece.iter().map(MunkEntry::charge).sum();
-            settled_charge = content.min(handed);
-            handed -= settled_charge;
+            settled_charge = inherit;
         } else {
             let spare = piece.len() / 2 + 64;
-            let content: u64 = piece.iter().map(MunkEntry::charge).sum();
-            let inherit = content.min(handed);
-            handed -= inherit;
             let m = Munk::build(
                 piece.clone(),
                 spare,
