@@ -51,13 +51,6 @@ impl<M: Copy + Ord> GroupCommit<M> {
         self.state.lock().mark = mark;
     }
 
-    /// Raises the mark to `mark` if it is further (a sync made outside
-    /// [`GroupCommit::commit`]).
-    pub fn advance(&self, mark: M) {
-        let mut s = self.state.lock();
-        s.mark = s.mark.max(mark);
-    }
-
     /// Records a failed sync made outside [`GroupCommit::commit`].
     pub fn fail(&self) {
         self.state.lock().failed = true;

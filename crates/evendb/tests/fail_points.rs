@@ -38,6 +38,7 @@ const POINTS: &[&str] = &[
     "sync_put.before_journal",
     "journal.after_seal",
     "journal.before_remove",
+    "journal.after_rename",
     "range_delete.before_publish",
     "range_delete.after_publish",
     "checkpoint.after_snapshot",

@@ -126,9 +126,9 @@ impl DbInner {
         self.record_checkpoint(last_version(self.checkpoints.epoch))
     }
 
-    /// `Sync` mode: syncs the chunk logs, then deletes the journal
-    /// segments whose writes were all in them (sealed first, so writes
-    /// journaled meanwhile wait for the next round).
+    /// `Sync` mode: syncs the chunk logs, then drops the journal segments
+    /// whose writes were all in them (sealed first, so writes journaled
+    /// meanwhile wait for the next round), keeping a few to write over.
     fn sync_journaled(&self) -> Result<()> {
         let Some(j) = &self.journal else {
             return Ok(());
@@ -138,7 +138,9 @@ impl DbInner {
             crate::failpoint::failpoint!(self, "journal.after_seal");
             self.sync_logs()?;
             crate::failpoint::failpoint!(self, "journal.before_remove");
-            j.remove(st, &sealed)
+            let renamed = j.remove(st, &sealed)?;
+            crate::failpoint::failpoint!(self, "journal.after_rename");
+            j.keep_spares(st, renamed)
         });
         done.or_else(|e| self.poison(e))
     }
@@ -162,6 +164,9 @@ impl DbInner {
         self.check_poison()?;
         self.sync_logs()?;
         self.sync_journaled()?;
+        if let Some(j) = &self.journal {
+            j.close(self.storage.as_ref())?;
+        }
         self.record_checkpoint(last_version(self.checkpoints.epoch))?;
         self.hold_checkpoint_snapshot(None);
         Ok(())

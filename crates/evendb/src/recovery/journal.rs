@@ -30,6 +30,14 @@
 //! The crc (crc32c seeded with the store id, kind 5, the segment number)
 //! covers `body_len` and the body. Reading a segment stops at the first
 //! record that fails its check: a torn append was never acknowledged.
+//!
+//! Segments are reused. A segment no longer needed is renamed to a number
+//! not used yet and kept as a spare (up to [`SPARES`]); the next rotation
+//! writes over it from offset 0. Under its new number its old records
+//! fail their checks (the seed differs), so it reads as empty until
+//! written. Writing over blocks a file already has lets an fdatasync
+//! flush the data alone: an append also changes the file's size and
+//! blocks, which the file system must journal first.
 
 use crate::codec::{self, checksum, Decoder, FileKind, PutLe, StoreId};
 use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
@@ -49,6 +57,11 @@ const BUFFER_RECORDS_BELOW: usize = 64 << 10;
 /// an open reads at most about this much (plus one batch) at a time,
 /// however busy the second before a crash was.
 const SEGMENT_BYTES: u64 = 16 << 20;
+
+/// Segments no longer needed that are kept to be written over (see the
+/// module docs); more are deleted. Two: the checkpointer seals the open
+/// segment every 200 ms and frees the sealed one a round later.
+const SPARES: usize = 2;
 
 /// A segment's file name.
 pub(crate) fn file_name(number: u64) -> String {
@@ -84,6 +97,10 @@ struct State {
     /// The open segment last; older ones wait for their logs' sync.
     segments: Vec<Segment>,
     next_number: u64,
+    /// Files to open as the next segments, by ascending number: each is
+    /// already named with its number, the name synced (see the module
+    /// docs).
+    spares: Vec<(u64, Arc<dyn StorageFile>)>,
 }
 
 /// Where a journal record ended: what its writer waits to be durable.
@@ -168,6 +185,7 @@ impl Journal {
             state: Mutex::new(State {
                 segments: Vec::new(),
                 next_number,
+                spares: Vec::new(),
             }),
             synced: GroupCommit::new((0, 0)),
         }
@@ -178,26 +196,37 @@ impl Journal {
         move |e| Error::io(&path, e)
     }
 
-    /// Opens a new segment (its name durable before any record in it is
-    /// acknowledged); the old one is synced first, so segments below the
-    /// open one are durable whole.
+    /// Opens the next segment: a spare if there is one, else a new file
+    /// (its name synced before any record in it is acknowledged). The old
+    /// segment's records are written to its file but not synced: the next
+    /// [`Journal::sync`] syncs every segment not yet durable, oldest first,
+    /// so the durable mark still implies every segment below it is whole.
     fn rotate(&self, st: &dyn Storage, state: &mut State) -> Result<()> {
         if let Some(old) = state.segments.last_mut() {
-            let synced = self
-                .write_out(old)
-                .and_then(|()| old.file.sync().map_err(self.io(&file_name(old.number))));
-            if let Err(e) = synced {
+            if let Err(e) = self.write_out(old) {
                 self.synced.fail();
                 return Err(e);
             }
-            self.synced.advance((old.number, old.len));
         }
-        let number = state.next_number;
-        let name = file_name(number);
-        let file = st.create(&self.dir.join(&name)).map_err(self.io(&name))?;
-        st.sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
-        state.next_number += 1;
+        let open = state.segments.last().map(|s| s.number);
+        // A spare numbered below the open segment (renamed while a
+        // rotation created a file) waits for `remove` to delete it.
+        let spare = state
+            .spares
+            .iter()
+            .position(|(n, _)| open.is_none_or(|o| *n > o));
+        let (number, file) = match spare {
+            Some(i) => state.spares.remove(i),
+            None => {
+                let number = state.next_number;
+                let name = file_name(number);
+                let file = st.create(&self.dir.join(&name)).map_err(self.io(&name))?;
+                st.sync_dir(&self.dir)
+                    .map_err(|e| Error::io(&self.dir, e))?;
+                state.next_number += 1;
+                (number, file)
+            }
+        };
         state.segments.push(Segment {
             number,
             file,
@@ -273,15 +302,27 @@ impl Journal {
                 // segment whose rotation synced this one). Lock order:
                 // `state`, then `synced` (see `rotate`); `synced` is not
                 // held here.
-                let (file, covered) = {
+                let (files, covered) = {
                     let mut state = self.state.lock();
                     let Some(seg) = state.segments.last_mut() else {
                         return Ok((0, 0));
                     };
                     self.write_out(seg)?;
-                    (seg.file.clone(), (seg.number, seg.len))
+                    let covered = (seg.number, seg.len);
+                    // Sealed segments not synced since (see `rotate`),
+                    // then the open one.
+                    let durable = self.synced.mark().0;
+                    let files: Vec<_> = state
+                        .segments
+                        .iter()
+                        .filter(|s| s.number >= durable)
+                        .map(|s| (s.number, s.file.clone()))
+                        .collect();
+                    (files, covered)
                 };
-                file.sync().map_err(self.io(&file_name(covered.0)))?;
+                for (number, file) in files {
+                    file.sync().map_err(self.io(&file_name(number)))?;
+                }
                 Ok(covered)
             },
             || {
@@ -339,17 +380,90 @@ impl Journal {
             .collect())
     }
 
-    /// Deletes sealed segments whose writes are in synced chunk logs.
-    pub fn remove(&self, st: &dyn Storage, numbers: &[u64]) -> Result<()> {
-        let mut state = self.state.lock();
-        for &n in numbers {
+    /// Drops sealed segments whose writes are in synced chunk logs: up to
+    /// [`SPARES`] are renamed to numbers not used yet, to become spares
+    /// once [`Journal::keep_spares`] has synced their names; the rest are
+    /// deleted.
+    pub fn remove(&self, st: &dyn Storage, numbers: &[u64]) -> Result<Renamed> {
+        let (gone, kept) = {
+            let mut state = self.state.lock();
+            let open = state.segments.last().map(|s| s.number);
+            // Spares left below the open segment cannot be used in order.
+            let mut gone = Vec::new();
+            state.spares.retain(|(n, _)| {
+                let behind = open.is_some_and(|o| *n <= o);
+                if behind {
+                    gone.push(*n);
+                }
+                !behind
+            });
+            let mut kept = Vec::new();
+            for &n in numbers {
+                let Some(i) = state.segments.iter().position(|s| s.number == n) else {
+                    gone.push(n);
+                    continue;
+                };
+                let seg = state.segments.remove(i);
+                if state.spares.len() + kept.len() < SPARES {
+                    let to = state.next_number;
+                    state.next_number += 1;
+                    kept.push((n, to, seg.file));
+                } else {
+                    gone.push(n);
+                }
+            }
+            (gone, kept)
+        };
+        for n in gone {
             let name = file_name(n);
             st.remove(&self.dir.join(&name)).map_err(self.io(&name))?;
-            state.segments.retain(|s| s.number != n);
+        }
+        let mut spares = Vec::with_capacity(kept.len());
+        for (from, to, file) in kept {
+            let name = file_name(from);
+            st.rename(&self.dir.join(&name), &self.dir.join(file_name(to)))
+                .map_err(self.io(&name))?;
+            spares.push((to, file));
+        }
+        Ok(Renamed(spares))
+    }
+
+    /// Syncs the names [`Journal::remove`] gave and makes those files
+    /// spares: a record written in one must not be acknowledged while a
+    /// crash could bring back its old name.
+    pub fn keep_spares(&self, st: &dyn Storage, renamed: Renamed) -> Result<()> {
+        if renamed.0.is_empty() {
+            return Ok(());
+        }
+        st.sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        self.state.lock().spares.extend(renamed.0);
+        Ok(())
+    }
+}
+
+impl Journal {
+    /// At a clean close, after the last [`Journal::remove`]: deletes the
+    /// spares and empties the open segment if it holds no record, so no
+    /// old records stay on disk (they would read as nothing, but hold
+    /// space and bytes no check covers).
+    pub fn close(&self, st: &dyn Storage) -> Result<()> {
+        let mut state = self.state.lock();
+        for (n, _) in std::mem::take(&mut state.spares) {
+            let name = file_name(n);
+            st.remove(&self.dir.join(&name)).map_err(self.io(&name))?;
+        }
+        if let Some(open) = state.segments.last().filter(|s| s.len == 0) {
+            open.file
+                .truncate(0)
+                .map_err(self.io(&file_name(open.number)))?;
         }
         Ok(())
     }
 }
+
+/// Segments renamed to become spares (see [`Journal::remove`]).
+pub(crate) struct Renamed(Vec<(u64, Arc<dyn StorageFile>)>);
 
 /// The journal segments in `dir`, by number.
 pub(crate) fn segments(st: &dyn Storage, dir: &Path) -> Result<Vec<u64>> {
@@ -451,9 +565,52 @@ mod tests {
         j.applied(t1);
         j.applied(t2);
         assert_eq!(j.seal(&fs).unwrap(), vec![1], "segment 2 is open and empty");
-        j.remove(&fs, &[1]).unwrap();
-        assert_eq!(segments(&fs, dir).unwrap(), vec![2]);
+        let renamed = j.remove(&fs, &[1]).unwrap();
+        j.keep_spares(&fs, renamed).unwrap();
+        // Segment 1 is kept as a spare, renamed to 3: its records, seeded
+        // with 1, do not read under its new number.
+        assert_eq!(segments(&fs, dir).unwrap(), vec![2, 3]);
+        assert!(read(&fs, dir, store, 3).unwrap().is_empty());
         assert_eq!(number_of("JOURNAL-000012"), Some(12));
         assert_eq!(number_of("JOURNAL-12"), None);
+    }
+
+    #[test]
+    fn spares_are_written_over_in_order_and_only_new_records_read() {
+        let fs = MemFs::new();
+        let dir = Path::new("/j");
+        fs.create_dir_all(dir).unwrap();
+        let store = StoreId(7);
+        let j = Journal::new(dir, store, 1);
+        let big = vec![9u8; 3000];
+        // Segment 1: three large records, applied, sealed, freed.
+        for v in 0..3 {
+            let t = j.append_applied(&fs, v, &[(b"k", Some(&big))]).unwrap();
+            j.sync(t).unwrap();
+        }
+        let sealed = j.seal(&fs).unwrap();
+        assert_eq!(sealed, vec![1]);
+        let renamed = j.remove(&fs, &sealed).unwrap();
+        j.keep_spares(&fs, renamed).unwrap();
+        assert_eq!(segments(&fs, dir).unwrap(), vec![2, 3]);
+        // Segment 2 (open) gets one record, not synced; sealing opens spare
+        // 3, which is written from offset 0 over segment 1's old records.
+        let t2 = j.append_applied(&fs, 10, &[(b"a", Some(b"x"))]).unwrap();
+        assert_eq!(j.seal(&fs).unwrap(), vec![2]);
+        let t = j.append_applied(&fs, 11, &[(b"b", Some(b"y"))]).unwrap();
+        assert!(j.sync(t).unwrap());
+        let file_len = fs.open(&dir.join(file_name(3))).unwrap().len().unwrap();
+        assert!(file_len > 9000, "the spare kept its old blocks: {file_len}");
+        assert_eq!(
+            read(&fs, dir, store, 3).unwrap(),
+            vec![(11, vec![(b"b".to_vec(), Some(b"y".to_vec()))])],
+            "only the new record reads; the old ones after it fail their checks"
+        );
+        assert!(!j.sync(t2).unwrap(), "the sync of segment 3 covered 2");
+        // A power loss keeps what was synced: the sync for segment 3's
+        // record synced sealed segment 2 first.
+        fs.crash(crate::vfs::CrashMode::DropUnsynced);
+        assert_eq!(read(&fs, dir, store, 2).unwrap().len(), 1);
+        assert_eq!(read(&fs, dir, store, 3).unwrap().len(), 1);
     }
 }
