@@ -51,12 +51,6 @@ impl<M: Copy + Ord> GroupCommit<M> {
         self.state.lock().mark = mark;
     }
 
-    /// Records a failed sync made outside [`GroupCommit::commit`].
-    pub fn fail(&self) {
-        self.state.lock().failed = true;
-        self.done.notify_all();
-    }
-
     /// Returns `None` at once if the mark satisfies `covered`; else waits
     /// for the thread syncing, if any, and either returns `None` (it
     /// covered this caller) or runs `sync` itself: `sync` writes and

@@ -104,7 +104,14 @@ struct State {
     dead: bool,
     /// Bytes the linked files may hold in all (`None`: no limit).
     capacity: Option<u64>,
+    /// [`Storage::open_direct`] answers `None`, as for a file system
+    /// without direct writes.
+    no_direct_writes: bool,
 }
+
+/// The alignment [`MemFs`] demands of direct writes, as a disk of 512-byte
+/// sectors would.
+const DIRECT_ALIGN: usize = 512;
 
 fn injected() -> io::Error {
     io::Error::other("injected I/O fault")
@@ -176,6 +183,8 @@ struct MemFile {
     state: Arc<Mutex<State>>,
     id: u64,
     generation: u64,
+    /// A direct-write handle: writes must be aligned to this.
+    align: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -207,6 +216,14 @@ impl MemFs {
         let mut st = self.state.lock();
         st.fault = fault;
         st.counted_ops = 0;
+    }
+
+    /// Whether [`Storage::open_direct`] gives direct-write handles (the
+    /// default), which refuse writes not aligned to 512 bytes with
+    /// `EINVAL` as `O_DIRECT` does, or `None` as a file system without
+    /// direct writes would.
+    pub fn set_direct_writes(&self, on: bool) {
+        self.state.lock().no_direct_writes = !on;
     }
 
     /// Limits the bytes all files may hold (`None`: no limit): a write
@@ -311,6 +328,7 @@ impl MemFs {
             state: self.state.clone(),
             id,
             generation,
+            align: None,
         })
     }
 }
@@ -393,6 +411,24 @@ impl Storage for MemFs {
         let generation = st.generation;
         drop(st);
         Ok(self.handle(id, generation))
+    }
+
+    fn open_direct(&self, path: &Path) -> io::Result<Option<(Arc<dyn StorageFile>, usize)>> {
+        let st = self.state.lock();
+        st.check_alive()?;
+        if st.no_direct_writes {
+            return Ok(None);
+        }
+        let id = *st.entries.get(path).ok_or_else(|| not_found(path))?;
+        let generation = st.generation;
+        drop(st);
+        let file = MemFile {
+            state: self.state.clone(),
+            id,
+            generation,
+            align: Some(DIRECT_ALIGN),
+        };
+        Ok(Some((Arc::new(file), DIRECT_ALIGN)))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -479,6 +515,14 @@ impl StorageFile for MemFile {
     }
 
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        if let Some(a) = self.align {
+            let aligned = offset.is_multiple_of(a as u64)
+                && data.len().is_multiple_of(a)
+                && (data.as_ptr() as usize).is_multiple_of(a);
+            if !aligned {
+                return Err(io::Error::from_raw_os_error(22)); // EINVAL, as O_DIRECT
+            }
+        }
         let id = self.id;
         self.with_state(true, |st| {
             let end = offset + data.len() as u64;

@@ -51,6 +51,17 @@ pub trait Storage: Send + Sync + Debug + 'static {
     /// `Ok(None)` means another holder has it. The lock is released when the
     /// returned guard is dropped, or when the holding process dies.
     fn lock(&self, path: &Path) -> io::Result<Option<Box<dyn StorageLock>>>;
+    /// Opens the existing file `path` for direct writes, which go to the
+    /// device without the page cache (`O_DIRECT`); the caller still syncs
+    /// them ([`StorageFile::sync`]) past the device's cache. Each write's
+    /// offset, length and memory address must be multiples of the returned
+    /// alignment. `Ok(None)`: this storage has no direct writes (or not for
+    /// this file system), and the caller writes through [`Storage::open`].
+    /// Default: none.
+    fn open_direct(&self, path: &Path) -> io::Result<Option<(Arc<dyn StorageFile>, usize)>> {
+        let _ = path;
+        Ok(None)
+    }
     /// Makes `to` a second name of the existing file `from` (a hard link).
     /// Returns false, changing nothing, if this storage has no hard links;
     /// the caller then copies. Default: no hard links.

@@ -67,6 +67,12 @@ impl Storage for SlowSync {
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<bool> {
         self.inner.hard_link(from, to)
     }
+    fn open_direct(&self, path: &Path) -> io::Result<Option<(Arc<dyn StorageFile>, usize)>> {
+        Ok(self
+            .inner
+            .open_direct(path)?
+            .map(|(f, align)| (self.wrap(f), align)))
+    }
 }
 
 impl StorageFile for SlowFile {

@@ -72,6 +72,41 @@ impl Storage for StdFs {
         std::fs::hard_link(from, to).map(|()| true)
     }
 
+    fn open_direct(&self, path: &Path) -> io::Result<Option<(Arc<dyn StorageFile>, usize)>> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{statx, AtFlags, OFlags, StatxFlags, CWD};
+            use std::os::unix::fs::OpenOptionsExt;
+            // The file system says whether it takes direct writes and how
+            // they must be aligned (Linux 6.1 and later); without an answer
+            // the caller writes through the page cache.
+            let Ok(sx) = statx(CWD, path, AtFlags::empty(), StatxFlags::DIOALIGN) else {
+                return Ok(None);
+            };
+            if sx.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || sx.stx_dio_offset_align == 0 {
+                return Ok(None);
+            }
+            let align = sx.stx_dio_offset_align.max(sx.stx_dio_mem_align) as usize;
+            let opened = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(OFlags::DIRECT.bits() as i32)
+                .open(path);
+            match opened {
+                Ok(file) => Ok(Some((Arc::new(StdFile(file)), align))),
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = path;
+            Ok(None)
+        }
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
     }
