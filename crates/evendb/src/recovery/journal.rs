@@ -369,7 +369,7 @@ impl Journal {
     /// (group commit, see `group_commit`).
     pub fn sync(&self, ticket: Ticket) -> Result<bool> {
         let synced = self.synced.commit(
-            |upto| *upto >= (ticket.segment, ticket.end),
+            (ticket.segment, ticket.end),
             || {
                 // What is appended now (at least this record, or a later
                 // segment's records, whose sync covers it): the buffered

@@ -12,7 +12,10 @@ impl LogSegment {
     /// puts/s, and wrote more.)
     pub fn sync_to(&self, upto: u64) -> Result<bool> {
         let synced = self.synced.commit(
-            |mark| mark.len >= upto,
+            DurableMark {
+                len: upto,
+                counter: 0,
+            },
             || {
                 let mark = self.flush_mark()?;
                 self.file.sync().map_err(|e| Error::io(&self.path, e))?;
