@@ -134,6 +134,7 @@ fn log_config() -> LogConfig {
         store: STORE,
         durable: Arc::default(),
         read_only: false,
+        write_back: false,
         // Small parts, so a log spans many filters.
         part_bytes: 512,
         budget: Arc::new(MemoryBudget::new(1 << 30)),

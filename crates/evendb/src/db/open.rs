@@ -156,6 +156,7 @@ impl Db {
                     store,
                     durable: Arc::default(),
                     read_only: false,
+                    write_back: false,
                 };
                 LogSegment::create(st, dir, 1, 0, &log_config)?;
                 let m = Manifest {
@@ -220,6 +221,7 @@ impl Db {
             store: manifest.store,
             durable: Arc::new(opened.logs.clone()),
             read_only: opts.read_only,
+            write_back: opts.durability == Durability::Sync,
         };
         let checkpoints = opened.file;
         let invalid_slots = opened.invalid;

@@ -16,6 +16,7 @@ fn config() -> LogConfig {
         store: StoreId(9),
         durable: Arc::default(),
         read_only: false,
+        write_back: false,
     }
 }
 

@@ -85,6 +85,13 @@ pub trait StorageFile: Send + Sync + Debug {
     fn sync(&self) -> io::Result<()>;
     /// Cuts the file to `len` bytes.
     fn truncate(&self, len: u64) -> io::Result<()>;
+    /// Advice that `[offset, offset + len)`, just written, will not be
+    /// written again: the file system may start writing it to the device
+    /// now, in the background, so that a later sync finds little left to
+    /// write. Changes nothing but timing. Default: nothing.
+    fn write_back(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
     /// Advice that `[offset, offset + len)` is about to be read whole (a
     /// rebuild's inputs): the file system may start reading it now, in
     /// the background. Changes nothing but speed. Default: nothing.

@@ -95,4 +95,7 @@ impl StorageFile for SlowFile {
     fn will_need(&self, offset: u64, len: u64) {
         self.inner.will_need(offset, len);
     }
+    fn write_back(&self, offset: u64, len: u64) {
+        self.inner.write_back(offset, len);
+    }
 }

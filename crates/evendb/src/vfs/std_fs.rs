@@ -168,6 +168,19 @@ impl StorageFile for StdFile {
         self.0.set_len(len)
     }
 
+    fn write_back(&self, offset: u64, len: u64) {
+        // POSIX_FADV_DONTNEED starts writeback of the range's dirty pages
+        // without waiting (and drops its clean ones, which a range just
+        // written has none of); `sync_file_range` would need unsafe code.
+        #[cfg(target_os = "linux")]
+        if let Some(len) = std::num::NonZeroU64::new(len) {
+            // Advice only: a failure changes nothing but timing.
+            let _ = rustix::fs::fadvise(&self.0, offset, Some(len), rustix::fs::Advice::DontNeed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+    }
+
     fn will_need(&self, offset: u64, len: u64) {
         #[cfg(target_os = "linux")]
         if let Some(len) = std::num::NonZeroU64::new(len) {

@@ -171,6 +171,7 @@ mod tests {
             store: StoreId(5),
             durable: Arc::default(),
             read_only: false,
+            write_back: false,
         }
     }
 
