@@ -5,7 +5,13 @@
 //! ```sh
 //! cargo run --release --example kill_recovery -- --dir /tmp/kr --fill-mb 100 --cycles 50
 //! cargo run --release --example kill_recovery -- --dir /tmp/kr2 --fill-mb 2000 --cycles 10
+//! cargo run --release --example kill_recovery -- --dir /tmp/kr3 --fill-mb 100 --cycles 50 --sync
 //! ```
+//!
+//! With `--sync` the store runs in `Durability::Sync` and the writer
+//! reports every put durable once it returns: the recovered sequence must
+//! be at least the last one reported (no acknowledged put lost) and at
+//! most one more (the put in flight).
 //!
 //! The writer writes sequence numbers `s = start, start+1, ...`: write `s`
 //! sets key `k|<slot(s)>` to `s`, where `slot` is a fixed hash, so the state
@@ -34,11 +40,25 @@ fn slot(s: u64) -> u64 {
     (z ^ (z >> 31)) % SLOTS
 }
 
-fn options() -> Options {
+/// Set in the children's environment by `--sync`.
+const SYNC_ENV: &str = "KILL_RECOVERY_SYNC";
+
+/// In a child: whether the parent was given `--sync`.
+fn sync_mode() -> bool {
+    std::env::var_os(SYNC_ENV).is_some()
+}
+
+fn options(sync: bool) -> Options {
+    let durability = if sync {
+        evendb::Durability::Sync
+    } else {
+        evendb::Durability::default()
+    };
     Options::default()
         .max_log_size(4 << 30)
         .max_chunk_size(64 << 20)
         .memory_budget(64 << 20)
+        .durability(durability)
 }
 
 fn key(slot: u64) -> Vec<u8> {
@@ -61,7 +81,7 @@ fn parse_value(v: &[u8]) -> u64 {
 
 /// The child that fills the store with `mb` MiB of `f|` records.
 fn fill(dir: &Path, mb: u64) -> evendb::Result<()> {
-    let db = options().open(dir)?;
+    let db = options(sync_mode()).open(dir)?;
     let value = vec![b'x'; 1000];
     let n = (mb << 20) / 1024;
     for i in 0..n {
@@ -72,7 +92,8 @@ fn fill(dir: &Path, mb: u64) -> evendb::Result<()> {
 
 /// The child that writes sequences from `start` until it is killed.
 fn write(dir: &Path, start: u64) -> evendb::Result<()> {
-    let db = options().open(dir)?;
+    let sync = sync_mode();
+    let db = options(sync).open(dir)?;
     let mut out = std::io::stdout().lock();
     let mut s = start;
     loop {
@@ -82,7 +103,11 @@ fn write(dir: &Path, start: u64) -> evendb::Result<()> {
             let _ = writeln!(out, "ready");
             let _ = out.flush();
         }
-        if (s + 1).is_multiple_of(FLUSH_EVERY) {
+        if sync {
+            // Acknowledged, so durable.
+            let _ = writeln!(out, "durable {s}");
+            let _ = out.flush();
+        } else if (s + 1).is_multiple_of(FLUSH_EVERY) {
             db.flush()?;
             let _ = writeln!(out, "durable {s}");
             let _ = out.flush();
@@ -162,12 +187,14 @@ fn main() {
     let fill_mb: u64 = arg("--fill-mb").map_or(100, |s| s.parse().unwrap());
     let cycles: u64 = arg("--cycles").map_or(30, |s| s.parse().unwrap());
     let seed: u64 = arg("--seed").map_or(1, |s| s.parse().unwrap());
+    let sync = args.iter().any(|a| a == "--sync");
     let me = std::env::current_exe().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 
     let t = Instant::now();
     let status = Command::new(&me)
         .args(["child-fill", dir.to_str().unwrap(), &fill_mb.to_string()])
+        .envs(sync.then_some((SYNC_ENV, "1")))
         .status()
         .unwrap();
     assert!(status.success(), "fill failed");
@@ -190,6 +217,7 @@ fn main() {
     for cycle in 0..cycles {
         let mut child = Command::new(&me)
             .args(["child-write", dir.to_str().unwrap(), &start.to_string()])
+            .envs(sync.then_some((SYNC_ENV, "1")))
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -211,12 +239,19 @@ fn main() {
             .filter_map(|l| l.strip_prefix("durable ").and_then(|d| d.parse().ok()))
             .max();
         let t = Instant::now();
-        let db = options().open(&dir).expect("reopen after kill");
+        let db = options(sync).open(&dir).expect("reopen after kill");
         let open_ms = t.elapsed().as_secs_f64() * 1e3;
         opens.push(open_ms);
         let recovered = check(&db, durable);
         if recovered > durable {
             past_flush += 1;
+        }
+        if sync {
+            let in_flight = durable.map_or(0, |d| d + 1);
+            assert!(
+                recovered.is_none_or(|r| r <= in_flight),
+                "recovered {recovered:?}, past the put in flight after {durable:?}"
+            );
         }
         start = recovered.map_or(0, |s| s + 1);
         println!(

@@ -101,15 +101,30 @@ impl<M: Copy + Ord> GroupCommit<M> {
         }
         s.busy = true;
         drop(s);
-        let synced = sync();
+        // A panic in `sync` fails the mark too, so the waiters return
+        // rather than wait for a sync that never ends.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(sync));
         let mut s = self.state.lock();
         s.busy = false;
+        let synced = match outcome {
+            Ok(synced) => synced,
+            Err(panic) => {
+                s.failed = true;
+                self.wake(s);
+                std::panic::resume_unwind(panic);
+            }
+        };
         match &synced {
             Ok(mark) => s.mark = s.mark.max(*mark),
             Err(_) => s.failed = true,
         }
-        // The covered waiters (all, after a failure) and the first one
-        // not covered, to sync next.
+        self.wake(s);
+        synced.map(Some)
+    }
+
+    /// At the end of a sync: wakes the waiters it covered (all, after a
+    /// failure) and the first one it did not, to sync next.
+    fn wake(&self, mut s: parking_lot::MutexGuard<'_, State<M>>) {
         let (mark, failed_now) = (s.mark, s.failed);
         let mut next = false;
         let mut wake = Vec::new();
@@ -127,7 +142,6 @@ impl<M: Copy + Ord> GroupCommit<M> {
             w.woken.store(true, Ordering::Release);
             w.thread.unpark();
         }
-        synced.map(Some)
     }
 }
 
@@ -149,6 +163,31 @@ mod tests {
         // Even a sync that would succeed now is refused.
         assert!(g.commit(8, || Ok(9), err).is_err());
         assert_eq!(g.mark(), 7);
+    }
+
+    #[test]
+    fn a_panic_in_a_sync_fails_the_waiters_instead_of_leaving_them_parked() {
+        let g = Arc::new(GroupCommit::new(0u64));
+        let err = || Error::InvalidArgument("failed before".into());
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let syncer = {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                g.commit(
+                    1,
+                    || {
+                        started_tx.send(()).unwrap();
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        panic!("sync panicked");
+                    },
+                    err,
+                )
+            })
+        };
+        started_rx.recv().unwrap();
+        // Waits behind the panicking sync, then fails.
+        assert!(g.commit(2, || Ok(2), err).is_err());
+        assert!(syncer.join().is_err(), "the panic reaches its caller");
     }
 
     #[test]

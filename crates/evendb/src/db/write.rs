@@ -112,7 +112,7 @@ impl DbInner {
     /// Makes an applied `Sync` put durable through the commit journal: its
     /// record there is synced with those of every other writer waiting (one
     /// fsync however many chunks they wrote); the chunk logs are synced
-    /// later by the checkpointer, which deletes the journal segments they
+    /// later by the checkpointer, which drops the journal segments they
     /// cover. An open after a crash replays the journal (its versions are
     /// unique, so the order does not matter).
     fn journal_applied(

@@ -8,7 +8,8 @@
 //! waits for an fsync of that segment, shared with every writer whose
 //! record it covers (group commit); chunk logs are written as in
 //! `Buffered` mode and synced every 200 ms by the checkpointer, which
-//! then deletes the segments their records are all in. Records wait in a
+//! then drops the segments their records are all in (keeping a few to
+//! write over, below). Records wait in a
 //! buffer until the thread that syncs next writes them all at once,
 //! outside the journal's lock, directly to the device where the file
 //! system allows (`O_DIRECT`, see `Storage::open_direct`): a group's
@@ -62,7 +63,10 @@ const SEGMENT_BYTES: u64 = 16 << 20;
 
 /// Segments no longer needed that are kept to be written over (see the
 /// module docs); more are deleted. Two: the checkpointer seals the open
-/// segment every 200 ms and frees the sealed one a round later.
+/// segment every 200 ms and frees it in the same round once the logs are
+/// synced (or a round later, if a batch in it was not applied yet), so
+/// one spare is used per round and a second covers a writer's rotation
+/// at 16 MiB in between.
 const SPARES: usize = 2;
 
 /// A segment's file name.
@@ -110,6 +114,20 @@ struct Segment {
     in_flight: usize,
 }
 
+/// A zeroed buffer of `len` bytes whose start (the returned index) is
+/// aligned to `align` in memory, as direct writes need.
+fn aligned(len: usize, align: usize) -> (Vec<u8>, usize) {
+    let bytes = vec![0u8; len + align];
+    let start = (align - bytes.as_ptr() as usize % align) % align;
+    (bytes, start)
+}
+
+/// True if a direct write of one block of zeros at offset 0 works.
+fn probe(file: &dyn StorageFile, align: usize) -> bool {
+    let (bytes, start) = aligned(align, align);
+    file.write_at(0, &bytes[start..start + align]).is_ok()
+}
+
 /// What a sync writes to one segment's file: `bytes` at `at`, `bytes`
 /// starting at a block's start and padded to whole blocks for direct
 /// writes (`start` is where the block-aligned copy begins).
@@ -147,8 +165,7 @@ impl Segment {
         // with zeros to whole blocks, in memory aligned to `align`.
         let data_len = self.tail.len() + buffer.len();
         let len = data_len.div_ceil(align) * align;
-        let mut bytes = vec![0u8; len + align];
-        let start = (align - bytes.as_ptr() as usize % align) % align;
+        let (mut bytes, start) = aligned(len, align);
         bytes[start..start + self.tail.len()].copy_from_slice(&self.tail);
         bytes[start + self.tail.len()..start + data_len].copy_from_slice(&buffer);
         let at = at - self.tail.len() as u64;
@@ -187,7 +204,8 @@ pub(crate) struct Journal {
     dir: PathBuf,
     store: StoreId,
     state: Mutex<State>,
-    /// (segment, length) known durable (segments below it are whole).
+    /// (segment, length) known durable: segments below it are whole, or
+    /// were dropped once their writes were in synced chunk logs.
     synced: GroupCommit<(u64, u64)>,
 }
 
@@ -290,11 +308,14 @@ impl Journal {
                 let path = self.dir.join(&name);
                 let plain = st.create(&path).map_err(self.io(&name))?;
                 let file = match st.open_direct(&path).map_err(self.io(&name))? {
-                    Some((file, align)) => SegmentFile {
+                    // One block of zeros, written as records will be: a
+                    // file system may report an alignment and still
+                    // refuse the writes.
+                    Some((file, align)) if probe(file.as_ref(), align) => SegmentFile {
                         file,
                         direct: Some(align),
                     },
-                    None => SegmentFile {
+                    _ => SegmentFile {
                         file: plain,
                         direct: None,
                     },
@@ -424,7 +445,7 @@ impl Journal {
 
     /// Seals the open segment (if it holds anything) and returns the
     /// segments whose writes are all applied: once the chunk logs are
-    /// synced, [`Journal::remove`] deletes them.
+    /// synced, [`Journal::remove`] drops them.
     pub fn seal(&self, st: &dyn Storage) -> Result<Vec<u64>> {
         let mut state = self.state.lock();
         if state.segments.last().is_some_and(|s| s.len > 0) {

@@ -88,7 +88,8 @@ pub trait StorageFile: Send + Sync + Debug {
     /// Advice that `[offset, offset + len)`, just written, will not be
     /// written again: the file system may start writing it to the device
     /// now, in the background, so that a later sync finds little left to
-    /// write. Changes nothing but timing. Default: nothing.
+    /// write (`sync_file_range` on Linux). Makes nothing durable. Default:
+    /// nothing.
     fn write_back(&self, offset: u64, len: u64) {
         let _ = (offset, len);
     }

@@ -673,7 +673,7 @@ impl LogSegment {
         // piece at a time, so the checkpointer's sync (every 200 ms) does
         // not write them in one burst that the commit journal's syncs
         // queue behind. (In `Buffered` mode it cost a sequential load a
-        // fifth of its speed.)
+        // fifth of its speed.) Starting writeback does not wait for it.
         let paged = a.len & !4095;
         if self.config.write_back && paged >= a.written_back + LOG_BYTES_PER_WRITE_BACK {
             self.file.write_back(a.written_back, paged - a.written_back);
