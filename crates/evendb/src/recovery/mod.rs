@@ -38,6 +38,8 @@ pub(crate) struct Checkpoints {
     /// The durable log lengths last recorded (under `serial`): logs not
     /// opened since keep theirs from one checkpoint to the next.
     pub logs: parking_lot::Mutex<DurableLengths>,
+    /// When `Sync` mode last recorded a checkpoint (under `serial`).
+    pub recorded: parking_lot::Mutex<Option<std::time::Instant>>,
 }
 
 impl Checkpoints {
@@ -48,6 +50,7 @@ impl Checkpoints {
             held: parking_lot::Mutex::new(None),
             serial: parking_lot::Mutex::new(()),
             logs: parking_lot::Mutex::new(logs),
+            recorded: parking_lot::Mutex::new(None),
         }
     }
 }
