@@ -1,6 +1,7 @@
 //! Durability: syncing logs, checkpoints, and the clean close.
 //!
-//! In `Sync` mode every put syncs its own record, and the epoch's first
+//! In `Sync` mode every write is durable through the commit journal
+//! (`recovery/journal.rs`) when acknowledged, and the epoch's first
 //! checkpoint says at once that the epoch is durable whole. In `Buffered`
 //! mode a checkpoint (every interval, on [`Db::flush`](crate::Db::flush),
 //! and at open) runs:

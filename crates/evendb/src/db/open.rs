@@ -326,11 +326,12 @@ impl Db {
             })?);
         }
         // `Sync` mode checkpoints too, every 200 ms, to sync the chunk logs
-        // (puts and batches are durable in the commit journal), record
-        // their durable lengths (see `record_lengths`) and drop the journal
-        // segments they cover. (Once a second, each sync of a second of
-        // logs delayed the journal's: P zipf-composite, 32 writers, worst
-        // put 80-186 ms, 100 ms at 200 ms, same throughput.)
+        // (puts and batches are durable in the commit journal) and drop
+        // the journal segments they cover, and at most once a second to
+        // record their durable lengths (see `record_lengths`). (Once a
+        // second, each sync of a second of logs delayed the journal's: P
+        // zipf-composite, 32 writers, worst put 80-186 ms, 100 ms at
+        // 200 ms, same throughput.)
         let interval = match inner.opts.durability {
             Durability::Buffered { sync_interval } => sync_interval,
             Durability::Sync => std::time::Duration::from_millis(200),
