@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::funk::Funk;
 use crate::munk::{Munk, Refusal, Version};
 use crate::stats;
+use crate::version::PutTicket;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -220,16 +221,11 @@ impl DbInner {
                     }
                 },
             };
-            let (ticket, version) = match stamp {
-                Stamp::Given(v) => (None, v),
-                Stamp::Put | Stamp::UniquePut => {
-                    let t = match stamp {
-                        Stamp::UniquePut => self.versions.begin_unique_put(key),
-                        _ => self.versions.begin_put(key),
-                    };
-                    let v = t.version;
-                    (Some(t), v)
-                }
+            let with_version = |t: PutTicket| (t.version, Some(t));
+            let (version, ticket) = match stamp {
+                Stamp::Given(v) => (v, None),
+                Stamp::Put => with_version(self.versions.begin_put(key)),
+                Stamp::UniquePut => with_version(self.versions.begin_unique_put(key)),
             };
             // Without a munk the record must be readable from disk at once.
             // A put made durable by the journal is written to its log file

@@ -196,15 +196,13 @@ pub(crate) const SCAN_RUNS_MAX: usize = 4;
 pub(crate) fn costly_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
     chunk.funk().is_some_and(|f| {
         let (banded, unsorted) = f.log_shape();
-        banded > SCAN_RUNS_MAX || unsorted > 2 * inner.opts.max_log_size
+        too_many_runs(banded) || too_large(inner, unsorted)
     })
 }
 
 /// True if the chunk has more than [`SCAN_RUNS_MAX`] banded segments.
 pub(crate) fn too_many_runs_to_scan(chunk: &Chunk) -> bool {
-    chunk
-        .funk()
-        .is_some_and(|f| f.log_shape().0 > SCAN_RUNS_MAX)
+    chunk.funk().is_some_and(|f| too_many_runs(f.log_shape().0))
 }
 
 /// True if scans of the munk-less `chunk` would read (or index) more log
@@ -213,7 +211,15 @@ pub(crate) fn too_many_runs_to_scan(chunk: &Chunk) -> bool {
 pub(crate) fn log_too_large_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
     chunk
         .funk()
-        .is_some_and(|f| f.log_shape().1 > 2 * inner.opts.max_log_size)
+        .is_some_and(|f| too_large(inner, f.log_shape().1))
+}
+
+fn too_many_runs(banded: usize) -> bool {
+    banded > SCAN_RUNS_MAX
+}
+
+fn too_large(inner: &DbInner, unsorted: u64) -> bool {
+    unsorted > 2 * inner.opts.max_log_size
 }
 
 /// Rebuilds `chunk` now and merges it with a neighbor if it is small

@@ -187,11 +187,12 @@ fn split_if_large(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 /// Unlike an adoption, a run is not refused when log filters are large
 /// ([`logs_have_room`]): it replaces the unsorted log's directory (12
 /// bytes a record) with a smaller filter and block index (a log shared
-/// by split parts keeps its directory until the last of them lets go). Measured reason: at 8x the memory, with the filters past
-/// their third of a 64 MiB budget, the rebalances P queued rewrote whole
-/// chunks (11 MiB of table for 4 MiB of log) and E100 right after P paid
-/// for them: 400-490 scans/s and P 180-190K puts/s with the gate,
-/// 1,590-1,650 and 234-255K without (peak RSS 159 MiB against 176-183).
+/// by split parts keeps its directory until the last of them lets go).
+/// Measured reason: at 8x the memory, with the filters past their third
+/// of a 64 MiB budget, the rebalances P queued rewrote whole chunks
+/// (11 MiB of table for 4 MiB of log) and E100 right after P paid for
+/// them: 400-490 scans/s and P 180-190K puts/s with the gate, 1,590-1,650
+/// and 234-255K without (peak RSS 159 MiB against 176-183).
 fn sortable(inner: &DbInner, chunk: &Chunk) -> bool {
     let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
     chunk.funk().is_some_and(|f| {

@@ -10,11 +10,11 @@
 //!    exclusively, in memory only: cut the munk's compacted entries into
 //!    parts of about equal size; make one new chunk per part, with the
 //!    part as its munk (none for the settled part of time-ordered keys,
-//!    see `cut_where_inserts_go`), the old chunk's funk (shared) plus its own new
-//!    segment as active log, and the old chunk's counter; retire the old
-//!    chunk for them and swap them into the index. Puts waiting on the old
-//!    chunk then go to the new ones; readers of the old chunk go on, since
-//!    it no longer changes.
+//!    see `cut_where_inserts_go`), the old chunk's funk (shared) plus its
+//!    own new segment as active log, and the old chunk's counter; retire
+//!    the old chunk for them and swap them into the index. Puts waiting on
+//!    the old chunk then go to the new ones; readers of the old chunk go
+//!    on, since it no longer changes.
 //! 2. Publish the manifest with the new chunks (each listing the shared old
 //!    files plus its own segment). Then, for each new chunk that reading
 //!    back from disk would cost more than `SHARED_READ_LIMIT` times its own

@@ -150,27 +150,26 @@ impl Segment {
         let buffer = std::mem::take(&mut self.buffer);
         let at = self.written;
         self.written += buffer.len() as u64;
-        let Some(align) = self.file.direct else {
-            let len = buffer.len();
-            return Some(Pending {
-                number: self.number,
-                file: self.file.file.clone(),
-                at,
-                bytes: buffer,
-                start: 0,
-                len,
-            });
+        let (at, bytes, start, len) = match self.file.direct {
+            None => {
+                let len = buffer.len();
+                (at, buffer, 0, len)
+            }
+            Some(align) => {
+                // The partial block already written, then the new bytes,
+                // padded with zeros to whole blocks, in memory aligned to
+                // `align`.
+                let data_len = self.tail.len() + buffer.len();
+                let len = data_len.div_ceil(align) * align;
+                let (mut bytes, start) = aligned(len, align);
+                bytes[start..start + self.tail.len()].copy_from_slice(&self.tail);
+                bytes[start + self.tail.len()..start + data_len].copy_from_slice(&buffer);
+                let at = at - self.tail.len() as u64;
+                let last_block = data_len / align * align;
+                self.tail = bytes[start + last_block..start + data_len].to_vec();
+                (at, bytes, start, len)
+            }
         };
-        // The partial block already written, then the new bytes, padded
-        // with zeros to whole blocks, in memory aligned to `align`.
-        let data_len = self.tail.len() + buffer.len();
-        let len = data_len.div_ceil(align) * align;
-        let (mut bytes, start) = aligned(len, align);
-        bytes[start..start + self.tail.len()].copy_from_slice(&self.tail);
-        bytes[start + self.tail.len()..start + data_len].copy_from_slice(&buffer);
-        let at = at - self.tail.len() as u64;
-        let last_block = data_len / align * align;
-        self.tail = bytes[start + last_block..start + data_len].to_vec();
         Some(Pending {
             number: self.number,
             file: self.file.file.clone(),
@@ -520,9 +519,7 @@ impl Journal {
         self.state.lock().spares.extend(renamed.0);
         Ok(())
     }
-}
 
-impl Journal {
     /// At a clean close, after the last [`Journal::remove`]: deletes the
     /// spares and empties the open segment if it holds no record, so no
     /// old records stay on disk (they would read as nothing, but hold

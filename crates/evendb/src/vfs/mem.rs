@@ -324,12 +324,31 @@ impl MemFs {
     }
 
     fn handle(&self, id: u64, generation: u64) -> Arc<dyn StorageFile> {
+        self.handle_aligned(id, generation, None)
+    }
+
+    fn handle_aligned(
+        &self,
+        id: u64,
+        generation: u64,
+        align: Option<usize>,
+    ) -> Arc<dyn StorageFile> {
         Arc::new(MemFile {
             state: self.state.clone(),
             id,
             generation,
-            align: None,
+            align,
         })
+    }
+
+    /// Opens the existing file `path`; `align`: a direct-write handle.
+    fn open_aligned(&self, path: &Path, align: Option<usize>) -> io::Result<Arc<dyn StorageFile>> {
+        let st = self.state.lock();
+        st.check_alive()?;
+        let id = *st.entries.get(path).ok_or_else(|| not_found(path))?;
+        let generation = st.generation;
+        drop(st);
+        Ok(self.handle_aligned(id, generation, align))
     }
 }
 
@@ -405,30 +424,15 @@ impl Storage for MemFs {
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
-        let st = self.state.lock();
-        st.check_alive()?;
-        let id = *st.entries.get(path).ok_or_else(|| not_found(path))?;
-        let generation = st.generation;
-        drop(st);
-        Ok(self.handle(id, generation))
+        self.open_aligned(path, None)
     }
 
     fn open_direct(&self, path: &Path) -> io::Result<Option<(Arc<dyn StorageFile>, usize)>> {
-        let st = self.state.lock();
-        st.check_alive()?;
-        if st.no_direct_writes {
+        if self.state.lock().no_direct_writes {
             return Ok(None);
         }
-        let id = *st.entries.get(path).ok_or_else(|| not_found(path))?;
-        let generation = st.generation;
-        drop(st);
-        let file = MemFile {
-            state: self.state.clone(),
-            id,
-            generation,
-            align: Some(DIRECT_ALIGN),
-        };
-        Ok(Some((Arc::new(file), DIRECT_ALIGN)))
+        let file = self.open_aligned(path, Some(DIRECT_ALIGN))?;
+        Ok(Some((file, DIRECT_ALIGN)))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
