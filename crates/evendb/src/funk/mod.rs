@@ -517,10 +517,13 @@ fn keep_smaller(best: &mut Option<Vec<u8>>, key: Option<&[u8]>) {
 }
 
 /// Makes `best` the smallest of itself and the next key of every banded
-/// scan (reading their pieces until each has its next key whole).
+/// scan, reading pieces only of the scans that may hold a key at or below
+/// `best` (until each such has its next key whole).
 fn smallest_banded_key(banded: &mut [log::BandedScan], best: &mut Option<Vec<u8>>) -> Result<()> {
     for scan in banded {
-        keep_smaller(best, scan.peek_key()?);
+        if best.as_deref().is_none_or(|b| scan.may_hold_up_to(b)) {
+            keep_smaller(best, scan.peek_key()?);
+        }
     }
     Ok(())
 }
@@ -609,8 +612,8 @@ impl Iterator for KeyGroups {
         }
         let mut merged = false;
         for scan in &mut self.banded {
-            // `next_key` peeked every scan: their records of `key` are in
-            // memory.
+            // `next_key` peeked every scan that may hold `key`: their
+            // records of it are in memory.
             for r in scan.take(&key) {
                 if self.recovery.visible(r.version) {
                     merged = true;
@@ -651,12 +654,8 @@ impl Iterator for KeyGroups {
 /// the log records it returns. See [`Funk::scan`].
 pub(crate) struct FunkScan {
     table: Option<Peekable<TableIter>>,
-    /// Per segment: the segment, its index, and the positions left to read.
-    logs: Vec<(
-        Arc<LogSegment>,
-        Arc<log::SegmentIndex>,
-        std::ops::Range<usize>,
-    )>,
+    /// The unsorted segments, read through their sorted indexes.
+    logs: Vec<IndexedLog>,
     /// Banded segments, read in file order without an index.
     banded: Vec<log::BandedScan>,
     to: Option<Vec<u8>>,
@@ -666,6 +665,16 @@ pub(crate) struct FunkScan {
     tombstones: Arc<crate::tombstones::Tombstones>,
     floor: u64,
     failed: bool,
+}
+
+/// An unsorted segment a scan reads through its sorted index.
+struct IndexedLog {
+    seg: Arc<LogSegment>,
+    index: Arc<log::SegmentIndex>,
+    /// Positions of the index left to read.
+    range: std::ops::Range<usize>,
+    /// The bytes read last (see `LogSegment::read_value_ahead`).
+    window: log::ValueWindow,
 }
 
 impl Funk {
@@ -747,7 +756,12 @@ impl Funk {
             let index = seg.sorted_index(room)?;
             let range = index.range(from, to);
             if !range.is_empty() {
-                logs.push((seg.clone(), index, range));
+                logs.push(IndexedLog {
+                    seg: seg.clone(),
+                    index,
+                    range,
+                    window: log::ValueWindow::default(),
+                });
             }
         }
         Ok(FunkScan {
@@ -772,13 +786,12 @@ impl FunkScan {
     /// The smallest key any source has left.
     fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
         let mut best: Option<Vec<u8>> = None;
-        for (_, index, range) in &self.logs {
+        for IndexedLog { index, range, .. } in &self.logs {
             keep_smaller(
                 &mut best,
                 (!range.is_empty()).then(|| index.key(range.start)),
             );
         }
-        smallest_banded_key(&mut self.banded, &mut best)?;
         if let Some(t) = self.table.as_mut() {
             match t.peek() {
                 Some(Ok(e)) => {
@@ -795,6 +808,9 @@ impl FunkScan {
                 None => {}
             }
         }
+        // Last, so a banded segment is read only if it may hold a key at
+        // or below the others' smallest.
+        smallest_banded_key(&mut self.banded, &mut best)?;
         Ok(best)
     }
 
@@ -810,12 +826,12 @@ impl FunkScan {
         let mut best: Option<(usize, RecordPtr)> = None;
         for i in 0..self.logs.len() {
             loop {
-                let (_, index, range) = &self.logs[i];
+                let IndexedLog { index, range, .. } = &self.logs[i];
                 if range.is_empty() || index.key(range.start) != key.as_slice() {
                     break;
                 }
                 let r = index.record(range.start).cloned();
-                self.logs[i].2.start += 1;
+                self.logs[i].range.start += 1;
                 if let Some(r) = r {
                     let newer = best.as_ref().is_none_or(|(_, b)| b.stamp() < r.stamp());
                     if newer && self.admits(r.version) {
@@ -827,6 +843,10 @@ impl FunkScan {
         // A banded segment's newest admitted record of the key, if newer.
         let mut from_band: Option<(Stamp, Option<Vec<u8>>)> = None;
         for i in 0..self.banded.len() {
+            // `next_key` peeked every scan that may hold `key`.
+            if !self.banded[i].may_hold_up_to(&key) {
+                continue;
+            }
             if self.banded[i].peek_key()? != Some(key.as_slice()) {
                 continue;
             }
@@ -869,7 +889,11 @@ impl FunkScan {
             }
         }
         let value = match (best, from_band) {
-            (Some((i, r)), _) => self.logs[i].0.read_value(&r)?,
+            (Some((i, r)), _) => {
+                let log = &mut self.logs[i];
+                let next = log.range.clone().filter_map(|j| log.index.record(j));
+                log.seg.read_value_ahead(&r, next, &mut log.window)?
+            }
             (None, Some((_, v))) => v,
             (None, None) => None,
         };

@@ -139,6 +139,18 @@ impl BandedScan {
         }
     }
 
+    /// False if every key left is above `key`, known without reading: the
+    /// records in memory and the floor of the pieces not read say so. A
+    /// merge asks this before [`peek_key`](Self::peek_key), so a segment is
+    /// read only once the merge reaches its keys (a scan that stops early
+    /// never reads the pieces it did not reach).
+    pub fn may_hold_up_to(&self, key: &[u8]) -> bool {
+        match self.pending.keys().next() {
+            Some((k, _)) if k.as_slice() <= key => true,
+            _ => self.pieces.len() > 0 && !self.pieces.floor_above(key),
+        }
+    }
+
     /// Removes and returns the records of `key` (newest first); call after
     /// [`peek_key`](Self::peek_key) returned it.
     pub fn take(&mut self, key: &[u8]) -> Vec<BandRecord> {
@@ -299,6 +311,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A merge asks whether a segment may hold keys at or below another
+    /// source's key, which need not share the bytes every key of this
+    /// segment starts with: keys below those bytes come before all of the
+    /// segment's, keys above them after.
+    #[test]
+    fn a_scan_knows_without_reading_which_keys_it_may_hold() {
+        let fs = MemFs::new();
+        let keys: Vec<u32> = (0..4000).map(|i| i * 10).collect();
+        let (seg, _) = segment(&fs, 9, &keys);
+        seg.freeze().expect("freeze");
+        let s = BandedScan::new(&seg, b"key00010000", None)
+            .expect("scan")
+            .expect("banded");
+        assert!(!s.may_hold_up_to(b"a"), "below the segment's shared bytes");
+        assert!(!s.may_hold_up_to(b"key0"), "a prefix of the shared bytes");
+        assert!(
+            !s.may_hold_up_to(b"key00000500"),
+            "below the scan's first block"
+        );
+        assert!(s.may_hold_up_to(b"key00010000"), "the range's first key");
+        assert!(s.may_hold_up_to(b"key00030000"));
+        assert!(s.may_hold_up_to(b"kez"), "above the shared bytes");
+        assert!(s.may_hold_up_to(b"z"), "above the shared bytes");
     }
 
     #[test]

@@ -11,4 +11,4 @@ pub(crate) use banded::{BandedScan, BANDED_SCAN_MEMORY};
 pub(crate) use check::{check_file, newest_epoch, salvage};
 pub(crate) use format::{DurableLengths, DurableMark, RecordPtr, SegmentImage};
 pub(crate) use index::SegmentIndex;
-pub(crate) use segment::{LogConfig, LogSegment, Replay};
+pub(crate) use segment::{LogConfig, LogSegment, Replay, ValueWindow};

@@ -133,7 +133,15 @@ impl Pieces {
         match self {
             Pieces::Sections(v) => v.front().is_some_and(|(_, f)| f.above(key)),
             Pieces::Blocks { index, next, last } => {
-                next < last && prefix_at(key, index.shared.len()) < index.suffix_min[*next]
+                let shared = &index.shared[..];
+                // A key not starting with the bytes every key of the
+                // segment starts with lies below all of them or above.
+                next < last
+                    && if key.starts_with(shared) {
+                        prefix_at(key, shared.len()) < index.suffix_min[*next]
+                    } else {
+                        key < shared
+                    }
             }
         }
     }

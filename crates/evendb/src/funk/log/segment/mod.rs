@@ -24,7 +24,7 @@
 //! - `synced` is the length known durable; concurrent syncs share one
 //!   fsync (group commit, `crate::group_commit`).
 
-use super::check::{check_records, decode_at, decode_records, open_file};
+use super::check::{check_records, decode_records, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
 use super::index::SegmentIndex;
 use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
@@ -32,6 +32,7 @@ use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
 mod get;
 mod sorted;
 mod sync;
+mod values;
 use crate::cache::bloom::{key_hash, Bloom};
 use crate::cache::budget::{heap_size, Kind, MemoryBudget};
 use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
@@ -44,6 +45,7 @@ use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+pub(crate) use values::ValueWindow;
 
 /// How a segment sizes its parts and where it charges their filters.
 #[derive(Debug, Clone)]
@@ -812,34 +814,6 @@ impl LogSegment {
             .read_at(start, &mut buf)
             .map_err(|e| Error::io(&self.path, e))?;
         Ok(buf)
-    }
-
-    /// Reads and checks the record at `ptr`; returns its value (`None` for a
-    /// tombstone).
-    pub fn read_value(&self, ptr: &RecordPtr) -> Result<Option<Vec<u8>>> {
-        let buf = self.read_bytes(ptr.offset, ptr.offset + ptr.record_len())?;
-        let (h, key) = decode_at(&buf, 0, self.seed).ok_or_else(|| {
-            Error::corruption(&self.path, ptr.offset, "log record failed its checksum")
-        })?;
-        if h.counter != ptr.counter || h.version != ptr.version {
-            return Err(Error::corruption(
-                &self.path,
-                ptr.offset,
-                "log record changed since it was indexed",
-            ));
-        }
-        if ptr.tombstone {
-            return Ok(None);
-        }
-        // The value moves to the front of the buffer read: no second
-        // allocation.
-        let start = HEADER_LEN + key.len();
-        let mut buf = buf;
-        if start > buf.len() {
-            return Ok(None);
-        }
-        buf.drain(..start);
-        Ok(Some(buf))
     }
 
     /// Every record below `upto` (clamped to the published length), read
