@@ -507,6 +507,13 @@ impl LogView {
     }
 }
 
+/// Makes `best` the smaller of itself and `key`, borrowed.
+fn keep_least<'a>(best: &mut Option<&'a [u8]>, key: &'a [u8]) {
+    if best.is_none_or(|b| key < b) {
+        *best = Some(key);
+    }
+}
+
 /// Makes `best` the smaller of itself and `key`.
 fn keep_smaller(best: &mut Option<Vec<u8>>, key: Option<&[u8]>) {
     if let Some(k) = key {
@@ -785,33 +792,37 @@ impl FunkScan {
 
     /// The smallest key any source has left.
     fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
-        let mut best: Option<Vec<u8>> = None;
-        for IndexedLog { index, range, .. } in &self.logs {
-            keep_smaller(
-                &mut best,
-                (!range.is_empty()).then(|| index.key(range.start)),
-            );
-        }
         if let Some(t) = self.table.as_mut() {
-            match t.peek() {
-                Some(Ok(e)) => {
-                    let in_range = self.to.as_deref().is_none_or(|to| e.key.as_slice() < to);
-                    if in_range && best.as_deref().is_none_or(|b| e.key.as_slice() < b) {
-                        best = Some(e.key.clone());
-                    }
+            if matches!(t.peek(), Some(Err(_))) {
+                if let Some(Err(e)) = t.next() {
+                    return Err(e);
                 }
-                Some(Err(_)) => {
-                    if let Some(Err(e)) = t.next() {
-                        return Err(e);
-                    }
-                }
-                None => {}
+            }
+        }
+        // Borrowed while the sources are compared: only the smallest is
+        // copied.
+        let mut best: Option<&[u8]> = None;
+        for IndexedLog { index, range, .. } in &self.logs {
+            if !range.is_empty() {
+                keep_least(&mut best, index.key(range.start));
+            }
+        }
+        let to = self.to.as_deref();
+        if let Some(Some(Ok(e))) = self.table.as_mut().map(Peekable::peek) {
+            if to.is_none_or(|to| e.key.as_slice() < to) {
+                keep_least(&mut best, &e.key);
             }
         }
         // Last, so a banded segment is read only if it may hold a key at
         // or below the others' smallest.
-        smallest_banded_key(&mut self.banded, &mut best)?;
-        Ok(best)
+        for scan in &mut self.banded {
+            if best.is_none_or(|b| scan.may_hold_up_to(b)) {
+                if let Some(k) = scan.peek_key()? {
+                    keep_least(&mut best, k);
+                }
+            }
+        }
+        Ok(best.map(<[u8]>::to_vec))
     }
 
     fn step(&mut self) -> Result<Option<ScanItem>> {

@@ -1,4 +1,4 @@
-//! Gets of a funk with several log segments.
+//! Gets, scans and merges of a funk with several log segments.
 
 use super::*;
 use crate::cache::budget::MemoryBudget;
@@ -175,4 +175,112 @@ fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
         got == expected,
         "the merge through the index differs from the model"
     );
+}
+
+/// Scans and rebuild merges of a funk whose banded segments hold keys of
+/// different prefixes (so another source's key may lie below, between or
+/// above the bytes a segment's keys share), beside a table-less unsorted
+/// log holding newer versions of some: every range, read whole or cut
+/// short, gives each key's newest value, as a model says.
+#[test]
+fn merges_of_banded_and_unsorted_logs_match_a_model() {
+    let fs = MemFs::new();
+    let dir = Path::new("/funk");
+    fs.create_dir_all(dir).expect("directory");
+    let counter = AtomicU64::new(1);
+    let mut model = std::collections::BTreeMap::new();
+    let mut version = 0u64;
+    let mut banded = Vec::new();
+    for (number, prefix) in [(1u64, "app-a/"), (2, "app-m/")] {
+        let seg = LogSegment::create(&fs, dir, number, 1, &config()).expect("create");
+        for i in 0..600u32 {
+            version += 1;
+            let key = format!("{prefix}{i:05}");
+            let value = format!("{key}@{version}-{}", "x".repeat(100));
+            seg.append(
+                key.as_bytes(),
+                Some(value.as_bytes()),
+                version,
+                &counter,
+                true,
+            )
+            .expect("append");
+            model.insert(key.into_bytes(), Some(value.into_bytes()));
+        }
+        seg.freeze().expect("freeze");
+        assert!(seg.is_banded(), "segment {number}");
+        banded.push(Arc::new(seg));
+    }
+    let active = LogSegment::create(&fs, dir, 3, 1, &config()).expect("create");
+    for i in 0..900u32 {
+        version += 1;
+        let j = i * 7 % 900;
+        let key = match j % 3 {
+            // Only the first keys of app-a: past them, the log's smallest
+            // key is one of another app, above the bytes the app-a
+            // segment's keys share.
+            0 => format!("app-a/{:05}", j % 50),
+            1 => format!("app-m/{:05}", j % 600),
+            _ => format!("app-z/{j:05}"),
+        };
+        let deleted = j % 17 == 0;
+        let value = format!("{key}@{version}");
+        let value = (!deleted).then_some(value.as_bytes());
+        active
+            .append(key.as_bytes(), value, version, &counter, true)
+            .expect("append");
+        model.insert(key.into_bytes(), value.map(<[u8]>::to_vec));
+    }
+    assert!(!active.is_banded());
+    let funk = Funk {
+        table: None,
+        frozen: banded,
+        active: Arc::new(active),
+    };
+    let recovery = RecoveryTable::default();
+    let tombstones = Arc::new(crate::tombstones::Tombstones::default());
+    let ranges: [(&str, Option<&str>); 7] = [
+        ("", None),
+        ("app-a/00100", None),
+        ("app-", Some("app-b")),
+        ("app-a/00590", Some("app-m/00010")),
+        ("app-b", Some("app-n")),
+        ("app-m/00300", None),
+        ("app-n", Some("b")),
+    ];
+    for (from, to) in ranges {
+        let expected: Vec<(Vec<u8>, Option<Vec<u8>>)> = model
+            .range::<[u8], _>((
+                std::ops::Bound::Included(from.as_bytes()),
+                to.map_or(std::ops::Bound::Unbounded, |t| {
+                    std::ops::Bound::Excluded(t.as_bytes())
+                }),
+            ))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for cut in [usize::MAX, 1, 37] {
+            let got: Vec<ScanItem> = funk
+                .scan(
+                    from.as_bytes(),
+                    to.map(str::as_bytes),
+                    u64::MAX,
+                    &recovery,
+                    tombstones.clone(),
+                    &|_| {},
+                )
+                .expect("scan")
+                .take(cut)
+                .collect::<Result<_>>()
+                .expect("scan");
+            let want = &expected[..expected.len().min(cut)];
+            assert!(got == want, "scan of {from:?}..{to:?} cut at {cut}");
+        }
+        let groups: Vec<(Vec<u8>, Option<Vec<u8>>)> = funk
+            .key_groups(from.as_bytes(), to.map(str::as_bytes), None, &recovery)
+            .expect("groups")
+            .map(|g| g.map(|(k, es)| (k, es.into_iter().next().and_then(|e| e.value))))
+            .collect::<Result<_>>()
+            .expect("merge");
+        assert!(groups == expected, "merge of {from:?}..{to:?}");
+    }
 }

@@ -139,11 +139,13 @@ impl BandedScan {
         }
     }
 
-    /// False if every key left is above `key`, known without reading: the
-    /// records in memory and the floor of the pieces not read say so. A
-    /// merge asks this before [`peek_key`](Self::peek_key), so a segment is
-    /// read only once the merge reaches its keys (a scan that stops early
-    /// never reads the pieces it did not reach).
+    /// False only when every key left is known, without reading, to be
+    /// above `key` (the records in memory and the floor of the pieces not
+    /// read say so); true may be a false alarm. Monotone: false for a key,
+    /// false for every smaller one. A merge asks this before
+    /// [`peek_key`](Self::peek_key), so a segment is read only once the
+    /// merge reaches its keys (a scan that stops early never reads the
+    /// pieces it did not reach).
     pub fn may_hold_up_to(&self, key: &[u8]) -> bool {
         match self.pending.keys().next() {
             Some((k, _)) if k.as_slice() <= key => true,
@@ -151,8 +153,10 @@ impl BandedScan {
         }
     }
 
-    /// Removes and returns the records of `key` (newest first); call after
-    /// [`peek_key`](Self::peek_key) returned it.
+    /// Removes and returns the records of `key` (newest first). Call after
+    /// [`peek_key`](Self::peek_key) returned it, or when
+    /// [`may_hold_up_to`](Self::may_hold_up_to) said no (then it returns
+    /// none): otherwise some of the key's records may be unread.
     pub fn take(&mut self, key: &[u8]) -> Vec<BandRecord> {
         let mut out = Vec::new();
         while let Some(entry) = self.pending.first_entry() {
@@ -161,6 +165,10 @@ impl BandedScan {
             }
             out.push(entry.remove());
         }
+        debug_assert!(
+            out.is_empty() || self.pieces.len() == 0 || self.pieces.floor_above(key),
+            "records of a key taken before all of them were read"
+        );
         out
     }
 }

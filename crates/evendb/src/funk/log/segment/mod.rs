@@ -807,13 +807,23 @@ impl LogSegment {
     }
 
     fn read_bytes(&self, start: u64, end: u64) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.read_bytes_into(start, end, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads `[start, end)` into `buf` (its memory reused); `buf` is empty
+    /// if the read fails.
+    fn read_bytes_into(&self, start: u64, end: u64, buf: &mut Vec<u8>) -> Result<()> {
+        buf.clear();
         let n = usize::try_from(end.saturating_sub(start))
             .map_err(|_| Error::corruption(&self.path, start, "log range too large"))?;
-        let mut buf = vec![0u8; n];
-        self.file
-            .read_at(start, &mut buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        Ok(buf)
+        buf.resize(n, 0);
+        let read = self.file.read_at(start, buf);
+        if read.is_err() {
+            buf.clear();
+        }
+        read.map_err(|e| Error::io(&self.path, e))
     }
 
     /// Every record below `upto` (clamped to the published length), read
