@@ -22,13 +22,13 @@ pub enum Compression {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Durability {
-    /// A write returns only after it is on stable storage: a put or
-    /// delete once its chunk log is fsynced (concurrent puts to one chunk
-    /// share an fsync), a batch once it is in the commit journal, fsynced
-    /// (one fsync per batch, shared by concurrent batches, whatever chunks
-    /// they write; an open replays the journal). Every acknowledged write
-    /// survives a crash. Slower than `Buffered` by an fsync per write or
-    /// group of writes.
+    /// A write returns only after it is on stable storage: a put, delete
+    /// or batch once its record is in the commit journal, fsynced. Writes
+    /// that arrive together share one journal fsync whatever chunks they
+    /// touch (group commit); the chunk logs are synced in the background
+    /// and the journal trimmed behind them, and an open replays what the
+    /// logs lack. Every acknowledged write survives a crash. Slower than
+    /// `Buffered` by a journal fsync per write or group of writes.
     Sync,
     /// Puts are buffered and synced in the background every
     /// `sync_interval`; a crash (of the process or the machine) may lose the
@@ -130,6 +130,20 @@ impl Options {
     /// read-only mount, or a backup being checked (a backup taken through
     /// it fails: its files cannot be created). The store must exist.
     /// Default off.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # evendb::Db::open(dir.path())?.put("k", "v")?;
+    /// let db = evendb::Options::default().read_only(true).open(dir.path())?;
+    /// assert_eq!(db.get("k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(db.put("k", "w"), Err(evendb::Error::ReadOnly(_))));
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// None here; [`Options::open`] of a read-only store fails with
+    /// [`Error::NeedsReplay`](crate::Error::NeedsReplay) when a crash left
+    /// `Sync` journal records its logs lack (open it once for writing).
     pub fn read_only(mut self, on: bool) -> Self {
         self.read_only = on;
         self

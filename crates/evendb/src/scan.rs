@@ -523,6 +523,10 @@ impl crate::db::Db {
     /// db.put("app1|a", "1")?;
     /// db.put("app2|a", "2")?;
     /// assert_eq!(db.prefix("app1|").count(), 1);
+    /// // Newest key first: the app's latest event.
+    /// db.put("app1|b", "3")?;
+    /// let (key, _) = db.prefix("app1|").rev().next().expect("an event")?;
+    /// assert_eq!(key, b"app1|b");
     /// # Ok::<(), evendb::Error>(())
     /// ```
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> Scan {

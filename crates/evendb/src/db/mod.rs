@@ -259,6 +259,20 @@ impl Db {
 
     /// Deletes every key starting with `prefix` (see [`Db::delete_range`]).
     ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = evendb::Db::open(dir.path())?;
+    /// db.put("app7|2026-11-01", "open")?;
+    /// db.put("app8|2026-11-01", "open")?;
+    /// let before = db.snapshot();
+    /// db.delete_prefix("app7|")?; // drop one app's events
+    /// assert_eq!(db.prefix("app7|").count(), 0);
+    /// assert_eq!(db.prefix("app8|").count(), 1);
+    /// // A snapshot taken before still reads them.
+    /// assert_eq!(before.prefix("app7|").count(), 1);
+    /// # Ok::<(), evendb::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Db::delete_range`].
     pub fn delete_prefix(&self, prefix: impl AsRef<[u8]>) -> Result<()> {
