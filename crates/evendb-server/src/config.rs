@@ -100,6 +100,11 @@ pub struct Config {
     /// Make outgoing Raft connections from this local address.
     #[arg(long, value_name = "IP")]
     pub cluster_source_ip: Option<std::net::IpAddr>,
+    /// Listen for Raft on a non-loopback address without a password. By
+    /// default such a node refuses to start, as for --bind: with a
+    /// password (the same on every node), peers prove they know it.
+    #[arg(long)]
+    pub cluster_insecure_raft: bool,
     /// For fault tests: every fsync of this node's stores takes this many
     /// milliseconds longer (a slow disk).
     #[arg(long, default_value_t = 0)]

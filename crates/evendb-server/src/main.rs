@@ -114,6 +114,8 @@ fn run(cfg: Config) -> Result<(), String> {
                     snapshot_every: cfg.cluster_snapshot_every,
                     listen: cfg.cluster_listen.clone(),
                     source: cfg.cluster_source_ip,
+                    password: password.clone(),
+                    insecure_raft: cfg.cluster_insecure_raft,
                 },
             )
             .await?;

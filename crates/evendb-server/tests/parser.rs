@@ -7,37 +7,9 @@ mod common;
 
 use evendb_server::resp::{Limits, Parser};
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-struct Counting;
-
-thread_local! {
-    /// The largest allocation this thread made since the last reset.
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only
-// records sizes in a thread-local (which itself does not allocate).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LARGEST.try_with(|l| l.set(l.get().max(layout.size())));
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
-        let _ = LARGEST.try_with(|l| l.set(l.get().max(new)));
-        // SAFETY: the caller's contract for `realloc` is passed on as is.
-        unsafe { System.realloc(ptr, layout, new) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
 /// Feeds `input` to a parser in pieces cut at `cuts` (the way bytes arrive
 /// from a socket), as the server does, until it errors or starves. Returns
@@ -122,9 +94,9 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(input in prop::collection::vec(any::<u8>(), 0..512),
                                 cuts in prop::collection::vec(any::<usize>(), 0..6)) {
-        LARGEST.with(|l| l.set(0));
+        counting_alloc::reset();
         feed(&input, &cuts, Limits::default());
-        prop_assert!(LARGEST.with(Cell::get) <= input.len() * 2 + SLACK);
+        prop_assert!(counting_alloc::largest() <= input.len() * 2 + SLACK);
     }
 
     #[test]
@@ -132,9 +104,9 @@ proptest! {
         input in requestish(),
         cuts in prop::collection::vec(any::<usize>(), 0..6),
     ) {
-        LARGEST.with(|l| l.set(0));
+        counting_alloc::reset();
         feed(&input, &cuts, Limits::default());
-        let largest = LARGEST.with(Cell::get);
+        let largest = counting_alloc::largest();
         prop_assert!(
             largest <= input.len() * 2 + SLACK,
             "allocated {largest} bytes for {} bytes of input", input.len()
@@ -163,9 +135,9 @@ fn huge_declared_sizes_are_refused_at_once_or_wait_without_allocating() {
         b"*1\r\n$1000000000\r\n",
         b"*9223372036854775807\r\n",
     ] {
-        LARGEST.with(|l| l.set(0));
+        counting_alloc::reset();
         let (_, _failed) = feed(head, &[], Limits::default());
-        let largest = LARGEST.with(Cell::get);
+        let largest = counting_alloc::largest();
         assert!(
             largest < 64 << 10,
             "{:?}: allocated {largest} bytes",

@@ -41,6 +41,11 @@ pub struct NodeOptions {
     pub listen: Option<String>,
     /// The local address of outgoing Raft connections.
     pub source: Option<std::net::IpAddr>,
+    /// The cluster's password (every node's `--requirepass`): peers prove
+    /// they know it ([`network::PeerKey`]).
+    pub password: Option<Vec<u8>>,
+    /// Listen for Raft on a non-loopback address without a password.
+    pub insecure_raft: bool,
 }
 
 /// A running node.
@@ -93,6 +98,17 @@ impl Cluster {
             .get(&id)
             .cloned()
             .ok_or_else(|| format!("--cluster-id {id} is not among --cluster-members"))?;
+        // Bound first: whether the address is loopback is known only once
+        // a name is resolved, and nothing is opened for a refused one.
+        let listen = tuning.listen.clone().unwrap_or_else(|| me.raft.clone());
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .map_err(|e| format!("cannot listen for Raft on {listen}: {e}"))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the Raft address: {e}"))?;
+        check_raft_address(bound, tuning.password.is_some(), tuning.insecure_raft)?;
+        let key = network::PeerKey::new(tuning.password.as_deref());
         let log = LogStore::open(&dir.join("raft"), options.clone())
             .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
         let data = DataStore::open(dir, options)?;
@@ -103,17 +119,14 @@ impl Cluster {
             config(tuning.snapshot_every)?,
             Network {
                 source: tuning.source,
+                key: key.clone(),
             },
             log,
             sm,
         )
         .await
         .map_err(|e| format!("cannot start Raft: {e}"))?;
-        let listen = tuning.listen.unwrap_or_else(|| me.raft.clone());
-        let listener = tokio::net::TcpListener::bind(&listen)
-            .await
-            .map_err(|e| format!("cannot listen for Raft on {listen}: {e}"))?;
-        tokio::spawn(network::serve(listener, raft.clone()));
+        tokio::spawn(network::serve(listener, raft.clone(), key));
         let first = members.keys().next().copied();
         if first == Some(id) && !raft.is_initialized().await.map_err(|e| e.to_string())? {
             raft.initialize(members)
@@ -286,4 +299,33 @@ impl Cluster {
         }
         out
     }
+}
+
+/// The Raft port's protected mode, the RESP port's rule: a node whose Raft
+/// port is reachable from other hosts must have a password (which its peers
+/// then prove they know), unless the operator says otherwise.
+///
+/// # Errors
+/// A message for the operator.
+pub fn check_raft_address(
+    bound: std::net::SocketAddr,
+    password: bool,
+    insecure: bool,
+) -> Result<(), String> {
+    if bound.ip().is_loopback() || password {
+        return Ok(());
+    }
+    if insecure {
+        log::warn!(
+            "Raft on {bound} without a password: any host that reaches it can join the \
+             cluster's replication and rewrite the store"
+        );
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to listen for Raft on {bound} without a password: any host that reaches it \
+         could send log entries and rewrite the store. Give every node the same \
+         --requirepass (or --requirepass-file), use loopback addresses, or pass \
+         --cluster-insecure-raft on a network where every host is trusted"
+    ))
 }
