@@ -1,7 +1,7 @@
 //! The Prometheus endpoint: `GET /metrics` on its own port answers the
 //! engine's figures (`Stats::to_prometheus`) and the server's (connections,
-//! commands by name, bytes) and, in a cluster, its role, term, log and
-//! apply positions and replication lag. A minimal HTTP/1.1 responder: one request per
+//! commands by name, bytes) and, in a cluster, its role, term, log, commit
+//! and apply positions, replication lag and snapshot transfers. A minimal HTTP/1.1 responder: one request per
 //! connection, then close.
 
 use crate::state::Shared;
@@ -65,9 +65,10 @@ async fn answer(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
     stream.write_all(&reply).await
 }
 
-/// The cluster's status as gauges: `evendb_cluster_<name>` for each
-/// numeric figure, the role as `evendb_cluster_role{role="..."} 1`, and
-/// replication lag by peer as `evendb_cluster_replication_lag{peer="..."}`.
+/// The cluster's status: `evendb_cluster_<name>` for each numeric figure
+/// (counters for the snapshot counts, gauges for the rest), the role as
+/// `evendb_cluster_role{role="..."} 1`, and replication lag by peer as
+/// `evendb_cluster_replication_lag{peer="..."}`.
 fn cluster_metrics(status: &[(String, String)]) -> String {
     let mut out = String::new();
     for (name, value) in status {
@@ -79,8 +80,13 @@ fn cluster_metrics(status: &[(String, String)]) -> String {
         } else if name == "role" {
             out.push_str(&format!("evendb_cluster_role{{role=\"{value}\"}} 1\n"));
         } else if value.parse::<f64>().is_ok() {
+            let kind = if name.starts_with("snapshot") && name != "snapshot_index" {
+                "counter"
+            } else {
+                "gauge"
+            };
             out.push_str(&format!(
-                "# TYPE evendb_cluster_{name} gauge\nevendb_cluster_{name} {value}\n"
+                "# TYPE evendb_cluster_{name} {kind}\nevendb_cluster_{name} {value}\n"
             ));
         }
     }

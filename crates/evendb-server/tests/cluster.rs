@@ -196,7 +196,12 @@ fn writes_go_through_the_leader_and_followers_redirect() {
     let c = Cluster::start(&["--metrics-bind", "127.0.0.1:0"]);
     let l = c.leader(Duration::from_secs(20));
     let mut leader = c.client(l);
+    let commit = |c: &mut Client| -> u64 { info(c, "cluster_commit_index").parse().unwrap() };
+    let before = commit(&mut leader);
+    assert!(before > 0, "the probe write is committed");
     assert_eq!(leader.cmd("MSET a 1 b 2"), Reply::ok());
+    // An acknowledged write is committed: the index moved past it.
+    assert_eq!(commit(&mut leader), before + 1);
     assert_eq!(leader.cmd("SET a 3 NX"), Reply::Nil);
     assert_eq!(leader.cmd("SET a 4 GET"), Reply::bulk("1"));
     assert_eq!(leader.cmd("DEL b zz"), Reply::Int(1));
@@ -212,6 +217,17 @@ fn writes_go_through_the_leader_and_followers_redirect() {
         "{metrics}"
     );
     assert!(metrics.contains("\nevendb_cluster_term "));
+    let in_metrics: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("evendb_cluster_commit_index "))
+        .unwrap_or_else(|| panic!("no commit index in {metrics}"))
+        .parse()
+        .unwrap();
+    assert!(
+        in_metrics >= before + 4,
+        "{in_metrics} after 4 writes past {before}"
+    );
+    assert!(metrics.contains("# TYPE evendb_cluster_snapshots_sent counter\n"));
     assert!(metrics.contains("evendb_cluster_replication_lag{peer="));
     let f = (l + 1) % 3;
     let mut follower = c.client(f);
@@ -349,6 +365,47 @@ fn a_killed_leader_is_replaced_and_no_acknowledged_write_is_lost() {
         snap > 200,
         "the restarted node took a snapshot (index {snap})"
     );
+    let mut leader = c.client(l2);
+    assert!(
+        info(&mut leader, "cluster_snapshots_sent")
+            .parse::<u64>()
+            .unwrap()
+            >= 1
+    );
+    assert!(
+        info(&mut leader, "cluster_snapshot_bytes_sent")
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn a_node_restarted_alone_applies_the_entries_it_knew_were_committed() {
+    let mut c = Cluster::start(&[]);
+    let l = c.leader(Duration::from_secs(20));
+    let mut leader = c.client(l);
+    for i in 0..50 {
+        assert_eq!(leader.cmd(&format!("SET r{i:02} {i}")), Reply::ok());
+    }
+    let committed: u64 = info(&mut leader, "cluster_commit_index").parse().unwrap();
+    for i in 0..3 {
+        c.kill(i);
+    }
+    // Alone, it hears of no commit from anyone: what it applies at the
+    // start is what its own log store kept (a commit index saved with the
+    // append after it, so at most one write behind).
+    c.restart(l);
+    let mut back = c.client(l);
+    let kept: u64 = info(&mut back, "cluster_commit_index").parse().unwrap();
+    let applied: u64 = info(&mut back, "cluster_applied_index").parse().unwrap();
+    assert!(
+        kept + 1 >= committed && kept <= committed,
+        "committed {committed} before the kill, {kept} after"
+    );
+    assert!(applied >= kept, "applied {applied} of {kept} committed");
+    assert_eq!(back.cmd("READONLY"), Reply::ok());
+    assert_eq!(back.cmd("GET r48"), Reply::bulk("48"));
 }
 
 #[test]

@@ -9,10 +9,15 @@
 //! all of them, so a busy leader or follower pays one fsync per group.
 //!
 //! Keys: `l` + the entry's index (8 bytes, big-endian, so that key order is
-//! log order) → the entry; `v` → the vote; `p` → the last purged log id.
-//! Values are JSON. The commit index is not stored (openraft's default):
-//! the state machine keeps its own applied position, and saving the
-//! commit index would cost an fsync each time it moves.
+//! log order) → the entry; `v` → the vote; `p` → the last purged log id;
+//! `c` → a committed log id. Values are JSON.
+//!
+//! The commit index is kept in memory when Raft saves it (for `INFO`) and
+//! written only with the next append, in the same batch: a write of its
+//! own would cost an fsync each time it moves. What is on disk is thus a
+//! committed entry at most one append old, never past the entries on disk
+//! (an entry at or below a commit index is never truncated): at a start,
+//! Raft re-applies up to it without waiting for a leader.
 
 use super::{io_err, StorageResult, TypeConfig};
 use evendb::{Db, WriteBatch};
@@ -38,10 +43,15 @@ enum Job {
 /// Entries appended but not yet on disk, by index.
 type Pending = Arc<Mutex<BTreeMap<u64, Entry<TypeConfig>>>>;
 
+/// The newest commit index Raft saved (in memory; see the module docs).
+pub type Committed = Arc<Mutex<Option<LogId<u64>>>>;
+
 /// The writer thread: runs jobs in order, appends queued together in one
-/// batch.
-fn writer(db: Db, pending: Pending, jobs: mpsc::Receiver<Job>) {
+/// batch, with the commit index if it moved.
+fn writer(db: Db, pending: Pending, committed: Committed, jobs: mpsc::Receiver<Job>) {
     let mut next = None;
+    // The commit index on disk.
+    let mut saved: Option<LogId<u64>> = LogStore::read_json(&db, b"c").ok().flatten();
     loop {
         let Some(job) = next.take().or_else(|| jobs.recv().ok()) else {
             return;
@@ -71,7 +81,23 @@ fn writer(db: Db, pending: Pending, jobs: mpsc::Receiver<Job>) {
                     }
                     written.push(e.log_id);
                 }
+                // A committed id not past this batch's last entry: the
+                // commit index itself, or that entry (committed too).
+                let last = written.iter().max_by_key(|id| id.index).copied();
+                let commit =
+                    (*committed.lock())
+                        .zip(last)
+                        .map(|(c, last)| if c.index <= last.index { c } else { last });
+                if commit > saved {
+                    match serde_json::to_vec(&commit) {
+                        Ok(v) => batch.put(b"c", v),
+                        Err(x) => encoded = Err(io_err(x)),
+                    }
+                }
                 let result = encoded.and_then(|()| db.write(&batch).map_err(io_err));
+                if result.is_ok() && commit > saved {
+                    saved = commit;
+                }
                 if result.is_ok() {
                     // On disk now: readers find them there.
                     let mut p = pending.lock();
@@ -101,6 +127,7 @@ fn entry_key(index: u64) -> [u8; 9] {
 pub struct LogStore {
     db: Db,
     pending: Pending,
+    committed: Committed,
     jobs: mpsc::Sender<Job>,
 }
 
@@ -122,16 +149,33 @@ impl LogStore {
             .memory_budget(64 << 20)
             .open(dir)?;
         let pending = Pending::default();
+        let committed: Committed =
+            Arc::new(Mutex::new(Self::read_json(&db, b"c").map_err(|e| {
+                evendb::Error::Io {
+                    path: dir.to_path_buf(),
+                    source: e,
+                }
+            })?));
         let (jobs, rx) = mpsc::channel();
-        let (d, p) = (db.clone(), pending.clone());
+        let (d, p, c) = (db.clone(), pending.clone(), committed.clone());
         std::thread::Builder::new()
             .name("evendb-raft-log".into())
-            .spawn(move || writer(d, p, rx))
+            .spawn(move || writer(d, p, c, rx))
             .map_err(|e| evendb::Error::Io {
                 path: dir.to_path_buf(),
                 source: e,
             })?;
-        Ok(LogStore { db, pending, jobs })
+        Ok(LogStore {
+            db,
+            pending,
+            committed,
+            jobs,
+        })
+    }
+
+    /// The commit index as Raft last saved it (or as read at open).
+    pub fn committed(&self) -> Committed {
+        self.committed.clone()
     }
 
     /// Runs `f` on the writer thread, after every write asked for before.
@@ -281,6 +325,22 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.write(
             move |db| Self::put_json(db, b"v", &vote),
             |e| StorageIOError::write_vote(e),
+        )
+        .await
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId<u64>>) -> StorageResult<()> {
+        // Written with the next append (module docs): no I/O here, where
+        // Raft waits for it before applying.
+        let mut c = self.committed.lock();
+        *c = (*c).max(committed);
+        Ok(())
+    }
+
+    async fn read_committed(&mut self) -> StorageResult<Option<LogId<u64>>> {
+        self.blocking(
+            |db| Self::read_json(&db, b"c"),
+            |e| StorageIOError::read_logs(e),
         )
         .await
     }

@@ -11,6 +11,7 @@
 //! the bytes that arrive, never ahead of them: a peer cannot make a node
 //! reserve memory it has not sent.
 
+use super::state_machine::SnapshotCounts;
 use super::{ClusterNode, TypeConfig};
 use openraft::error::{
     InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
@@ -23,6 +24,8 @@ use openraft::raft::{
 use openraft::Raft;
 use serde::{Deserialize, Serialize};
 use std::io::{Error, ErrorKind};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -250,6 +253,8 @@ pub struct Network {
     pub source: Option<std::net::IpAddr>,
     /// What peers prove to each other at the start of a connection.
     pub key: PeerKey,
+    /// Where snapshots sent are counted.
+    pub counts: Arc<SnapshotCounts>,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -261,6 +266,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             addr: node.raft.clone(),
             source: self.source,
             key: self.key.clone(),
+            counts: self.counts.clone(),
             conn: None,
         }
     }
@@ -272,6 +278,7 @@ pub struct Peer {
     addr: String,
     source: Option<std::net::IpAddr>,
     key: PeerKey,
+    counts: Arc<SnapshotCounts>,
     conn: Option<TcpStream>,
 }
 
@@ -367,10 +374,16 @@ impl RaftNetwork<TypeConfig> for Peer {
         rpc: InstallSnapshotRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<InstallSnapshotResponse<u64>, RpcErr<RaftError<u64, InstallSnapshotError>>> {
-        match self.call(&Rpc::Snapshot(rpc), &option).await? {
-            RpcReply::Snapshot(r) => self.remote(r),
-            _ => Err(mismatch()),
+        let (bytes, last) = (rpc.data.len() as u64, rpc.done);
+        let reply = match self.call(&Rpc::Snapshot(rpc), &option).await? {
+            RpcReply::Snapshot(r) => self.remote(r)?,
+            _ => return Err(mismatch()),
+        };
+        self.counts.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if last {
+            self.counts.sent.fetch_add(1, Ordering::Relaxed);
         }
+        Ok(reply)
     }
 
     async fn vote(

@@ -54,6 +54,8 @@ pub struct Cluster {
     pub raft: Raft<TypeConfig>,
     pub me: ClusterNode,
     snapshots: Arc<super::state_machine::SnapshotCounts>,
+    /// The commit index as Raft last saved it.
+    committed: super::log_store::Committed,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -111,6 +113,7 @@ impl Cluster {
         let key = network::PeerKey::new(tuning.password.as_deref());
         let log = LogStore::open(&dir.join("raft"), options.clone())
             .map_err(|e| format!("cannot open the Raft log store: {e}"))?;
+        let committed = log.committed();
         let data = DataStore::open(dir, options)?;
         let sm = StateMachine::new(data.clone(), &dir.join("snapshots"))?;
         let snapshots = sm.counts.clone();
@@ -120,6 +123,7 @@ impl Cluster {
             Network {
                 source: tuning.source,
                 key: key.clone(),
+                counts: snapshots.clone(),
             },
             log,
             sm,
@@ -140,6 +144,7 @@ impl Cluster {
                 raft,
                 me,
                 snapshots,
+                committed,
             }),
             data,
         ))
@@ -236,7 +241,7 @@ impl Cluster {
     }
 
     /// `name:value` lines for `INFO` and the metrics: role, term, leader,
-    /// log and apply positions, replication lag, snapshot.
+    /// log, commit and apply positions, replication lag, snapshots.
     pub fn status(&self) -> Vec<(String, String)> {
         let m = self.raft.metrics().borrow().clone();
         let role = match m.state {
@@ -263,6 +268,10 @@ impl Cluster {
                 .to_string(),
             ),
             (
+                "cluster_commit_index".into(),
+                idx(*self.committed.lock()).to_string(),
+            ),
+            (
                 "cluster_applied_index".into(),
                 idx(m.last_applied).to_string(),
             ),
@@ -278,6 +287,20 @@ impl Cluster {
                 "cluster_snapshots_installed".into(),
                 self.snapshots
                     .installed
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .to_string(),
+            ),
+            (
+                "cluster_snapshots_sent".into(),
+                self.snapshots
+                    .sent
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .to_string(),
+            ),
+            (
+                "cluster_snapshot_bytes_sent".into(),
+                self.snapshots
+                    .sent_bytes
                     .load(std::sync::atomic::Ordering::Relaxed)
                     .to_string(),
             ),

@@ -107,11 +107,16 @@ pub struct StateMachine {
     pub counts: Arc<SnapshotCounts>,
 }
 
-/// How many snapshots a node built and installed since it started.
+/// How many snapshots a node built, installed (received from a leader)
+/// and sent (to a follower behind the log) since it started.
 #[derive(Debug, Default)]
 pub struct SnapshotCounts {
     pub built: std::sync::atomic::AtomicU64,
     pub installed: std::sync::atomic::AtomicU64,
+    /// Counted when a follower accepted a snapshot's last chunk.
+    pub sent: std::sync::atomic::AtomicU64,
+    /// Bytes of snapshot chunks followers accepted.
+    pub sent_bytes: std::sync::atomic::AtomicU64,
 }
 
 fn sm_err(e: impl std::fmt::Display) -> StorageError<u64> {
