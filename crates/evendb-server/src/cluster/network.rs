@@ -411,8 +411,19 @@ pub async fn serve(listener: TcpListener, raft: Raft<TypeConfig>, key: PeerKey) 
         tokio::spawn(async move {
             match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake_accept(&mut s, &key)).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => {
+                // A peer that does not know the key, or is not a node.
+                Ok(Err(e))
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::PermissionDenied | ErrorKind::InvalidData
+                    ) =>
+                {
                     log::warn!("Raft connection from {peer} refused: {e}");
+                    return;
+                }
+                // Gone mid-handshake (a node stopping, a proxy cutting).
+                Ok(Err(e)) => {
+                    log::debug!("Raft connection from {peer} closed in the handshake: {e}");
                     return;
                 }
                 Err(_) => {
