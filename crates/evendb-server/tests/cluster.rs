@@ -2,7 +2,8 @@
 //! through the leader, followers redirect, a killed leader is replaced
 //! without losing an acknowledged write, a restarted node catches up (from
 //! a snapshot once the log it missed is gone), and a register workload
-//! across a leader kill is checked for linearizability.
+//! (reads, writes, compare-and-set) under faults is checked for
+//! linearizability.
 
 mod common;
 
@@ -409,6 +410,11 @@ fn a_node_restarted_alone_applies_the_entries_it_knew_were_committed() {
 }
 
 #[test]
+fn the_checker_accepts_and_rejects_hand_made_histories() {
+    linearizable::self_test();
+}
+
+#[test]
 fn registers_stay_linearizable_across_a_leader_kill() {
     let mut c = Cluster::start(&[]);
     registers_under(&mut c, |c, l| {
@@ -454,9 +460,80 @@ fn registers_stay_linearizable_with_a_slow_disk_and_a_leader_kill() {
     c.wait_local(slow, "last", "1");
 }
 
-/// Three clients read and write four registers through whichever node
-/// leads, while `fault` (given the leader) runs; then the history of each
-/// register is checked.
+/// What a register client does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Get,
+    Set,
+    /// `SET k v NX`.
+    SetIfAbsent,
+    /// `SET k v XX`.
+    SetIfPresent,
+    /// `SET k v GET`.
+    Swap,
+    Del,
+}
+
+impl Action {
+    /// Reads 40%, plain writes 20%, compare-and-set 40% of it as NX 10%,
+    /// XX 10%, GET 15%, and deletes 5% (so that NX writes again).
+    fn pick(roll: u64) -> Action {
+        match roll % 20 {
+            0..8 => Action::Get,
+            8..12 => Action::Set,
+            12..14 => Action::SetIfAbsent,
+            14..16 => Action::SetIfPresent,
+            16..19 => Action::Swap,
+            _ => Action::Del,
+        }
+    }
+
+    fn request(self, key: &str, value: u64) -> Vec<u8> {
+        let (k, v) = (key.as_bytes(), value.to_string());
+        let v = v.as_bytes();
+        match self {
+            Action::Get => Client::encode(&[b"GET", k]),
+            Action::Set => Client::encode(&[b"SET", k, v]),
+            Action::SetIfAbsent => Client::encode(&[b"SET", k, v, b"NX"]),
+            Action::SetIfPresent => Client::encode(&[b"SET", k, v, b"XX"]),
+            Action::Swap => Client::encode(&[b"SET", k, v, b"GET"]),
+            Action::Del => Client::encode(&[b"DEL", k]),
+        }
+    }
+
+    /// The operation a reply shows: `Some(kind)` for a reply that says
+    /// what happened, the unknown-outcome kind for a write without one
+    /// (`reply` `None`), `None` for what changed nothing (a read without a
+    /// reply).
+    fn kind(self, value: u64, reply: Option<&Reply>) -> Option<Kind> {
+        let number = |b: &[u8]| String::from_utf8_lossy(b).parse::<u64>().ok();
+        let Some(reply) = reply else {
+            return match self {
+                Action::Get => None,
+                Action::Set => Some(Kind::Write(Some(value))),
+                Action::SetIfAbsent => Some(Kind::SetIfAbsent(value, None)),
+                Action::SetIfPresent => Some(Kind::SetIfPresent(value, None)),
+                Action::Swap => Some(Kind::Swap(value, None)),
+                Action::Del => Some(Kind::Delete(None)),
+            };
+        };
+        Some(match (self, reply) {
+            (Action::Get, Reply::Bulk(v)) => Kind::Read(number(v)),
+            (Action::Get, Reply::Nil) => Kind::Read(None),
+            (Action::Set, Reply::Simple(_)) => Kind::Write(Some(value)),
+            (Action::SetIfAbsent, r) => Kind::SetIfAbsent(value, Some(*r != Reply::Nil)),
+            (Action::SetIfPresent, r) => Kind::SetIfPresent(value, Some(*r != Reply::Nil)),
+            (Action::Swap, Reply::Bulk(v)) => Kind::Swap(value, Some(number(v))),
+            (Action::Swap, Reply::Nil) => Kind::Swap(value, Some(None)),
+            (Action::Del, Reply::Int(n)) => Kind::Delete(Some(*n == 1)),
+            (a, r) => panic!("{a:?} answered {r:?}"),
+        })
+    }
+}
+
+/// Three clients read, write and compare-and-set four registers through
+/// whichever node leads, while `fault` (given the leader) runs; then the
+/// history of each register is checked.
 fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
     linearizable::self_test();
     let l = c.leader(Duration::from_secs(20));
@@ -481,7 +558,11 @@ fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
                     // leader, whatever happens to it: a node cut off must
                     // not answer it with what the others have overwritten.
                     let pinned = client == CLIENTS - 1;
-                    let write = !pinned && rng().is_multiple_of(2);
+                    let action = if pinned {
+                        Action::Get
+                    } else {
+                        Action::pick(rng())
+                    };
                     let value = (client as u64) << 32 | n;
                     n += 1;
                     if conn.is_none() {
@@ -495,49 +576,23 @@ fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
                         }
                     }
                     let Some(cn) = conn.as_mut() else { continue };
-                    let k = format!("reg{key}");
                     let invoked = now();
-                    let request = if write {
-                        Client::encode(&[b"SET", k.as_bytes(), value.to_string().as_bytes()])
-                    } else {
-                        Client::encode(&[b"GET", k.as_bytes()])
-                    };
                     // A killed node resets the connection: the request may
                     // still have reached it, so a failed send is handled
                     // like a missing reply below.
-                    let reply = match cn.try_send_raw(&request) {
+                    let reply = match cn.try_send_raw(&action.request(&format!("reg{key}"), value))
+                    {
                         Ok(()) => cn.read(),
                         Err(_) => None,
                     };
                     let completed = now();
-                    let kind = |read: Option<u64>| {
-                        if write {
-                            Kind::Write(Some(value))
-                        } else {
-                            Kind::Read(read)
-                        }
-                    };
                     let op = match &reply {
-                        Some(Reply::Simple(_)) if write => Some(Op {
-                            kind: kind(None),
-                            invoked,
-                            completed: Some(completed),
-                        }),
-                        Some(Reply::Bulk(v)) if !write => {
-                            let v = String::from_utf8_lossy(v).parse().ok();
-                            Some(Op {
-                                kind: kind(v),
-                                invoked,
-                                completed: Some(completed),
-                            })
-                        }
-                        Some(Reply::Nil) if !write => Some(Op {
-                            kind: kind(None),
-                            invoked,
-                            completed: Some(completed),
-                        }),
-                        // Refused (MOVED, no leader): never happened.
-                        Some(Reply::Error(e)) => {
+                        // Refused before it was proposed, or its entry
+                        // truncated (openraft answers those with the
+                        // leader): never happened.
+                        Some(Reply::Error(e))
+                            if e.starts_with("MOVED") || e.starts_with("CLUSTERDOWN") =>
+                        {
                             if pinned {
                                 std::thread::sleep(Duration::from_millis(20));
                             } else if let Some(addr) = e.strip_prefix("MOVED 0 127.0.0.1:") {
@@ -545,25 +600,29 @@ fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
                                     target = i;
                                 }
                             } else {
-                                if !pinned {
-                                    target = (target + 1) % 3;
-                                }
+                                target = (target + 1) % 3;
                             }
                             conn = None;
                             None
                         }
-                        // No reply: a write may or may not have happened.
-                        _ => {
+                        // No reply, or another failure: a write may or may
+                        // not have happened.
+                        None | Some(Reply::Error(_)) => {
                             conn = None;
                             if !pinned {
                                 target = (target + 1) % 3;
                             }
-                            write.then(|| Op {
-                                kind: kind(None),
+                            action.kind(value, None).map(|kind| Op {
+                                kind,
                                 invoked,
                                 completed: None,
                             })
                         }
+                        Some(r) => action.kind(value, Some(r)).map(|kind| Op {
+                            kind,
+                            invoked,
+                            completed: Some(completed),
+                        }),
                     };
                     if let Some(op) = op {
                         histories.lock().unwrap()[key as usize].push(op);
@@ -577,8 +636,30 @@ fn registers_under(c: &mut Cluster, fault: impl FnOnce(&mut Cluster, usize)) {
     });
     let histories = histories.into_inner().unwrap();
     let total: usize = histories.iter().map(Vec::len).sum();
-    eprintln!("linearizability: {total} operations on {KEYS} registers checked");
+    let count = |f: fn(&Kind) -> bool| histories.iter().flatten().filter(|o| f(&o.kind)).count();
+    let cas = count(|k| {
+        matches!(
+            k,
+            Kind::SetIfAbsent(..) | Kind::SetIfPresent(..) | Kind::Swap(..)
+        )
+    });
+    let cas_wrote = count(|k| {
+        matches!(
+            k,
+            Kind::SetIfAbsent(_, Some(true))
+                | Kind::SetIfPresent(_, Some(true))
+                | Kind::Swap(_, Some(_))
+        )
+    });
+    eprintln!(
+        "linearizability: {total} operations on {KEYS} registers checked, {cas} of them \
+         compare-and-set ({cas_wrote} known to have written)"
+    );
     assert!(total > 100, "too few operations ({total}) to mean anything");
+    assert!(
+        cas_wrote > 10,
+        "too few compare-and-sets took effect ({cas_wrote})"
+    );
     // The search recurses once per operation: a deep stack.
     let checked = std::thread::Builder::new()
         .stack_size(512 << 20)
