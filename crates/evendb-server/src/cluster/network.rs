@@ -200,7 +200,7 @@ fn refused(what: &str) -> Error {
     Error::new(ErrorKind::PermissionDenied, what.to_string())
 }
 
-/// The connecting side of the handshake: sends [`HELLO`] and a nonce,
+/// The connecting side of the handshake: sends `EVRAFT1\n` and a nonce,
 /// checks the node's proof, sends its own.
 ///
 /// # Errors
