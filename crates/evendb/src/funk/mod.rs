@@ -626,7 +626,7 @@ impl Iterator for KeyGroups {
                     merged = true;
                     group.push(Entry {
                         key: key.clone(),
-                        value: r.value,
+                        value: r.value.map(|v| v.to_vec()),
                         version: r.version,
                         counter: r.counter,
                     });
@@ -852,7 +852,7 @@ impl FunkScan {
             }
         }
         // A banded segment's newest admitted record of the key, if newer.
-        let mut from_band: Option<(Stamp, Option<Vec<u8>>)> = None;
+        let mut from_band: Option<(Stamp, Option<log::ImageBytes>)> = None;
         for i in 0..self.banded.len() {
             // `next_key` peeked every scan that may hold `key`.
             if !self.banded[i].may_hold_up_to(&key) {
@@ -905,7 +905,7 @@ impl FunkScan {
                 let next = log.range.clone().filter_map(|j| log.index.record(j));
                 log.seg.read_value_ahead(&r, next, &mut log.window)?
             }
-            (None, Some((_, v))) => v,
+            (None, Some((_, v))) => v.map(|v| v.to_vec()),
             (None, None) => None,
         };
         Ok(Some((key, value)))

@@ -81,7 +81,7 @@ pub(crate) fn worth_compacting(inner: &DbInner, chunk: &Chunk) -> bool {
 /// Working memory an idle rebuild may take even if the budget must make
 /// room for it (the row cache and munks fill whatever is free once gets
 /// run): a quarter of the budget. A banded segment is read a few blocks
-/// at a time (at most `BANDED_SCAN_MEMORY`, 256 KiB), an unsorted one
+/// at a time (at most `BANDED_SCAN_MEMORY`, 384 KiB), an unsorted one
 /// whole; a sixteenth left the chunks with the most runs, the ones whose
 /// gets read most, as they were (a chunk with three runs over a 4 MiB
 /// budget needs 880 KiB).

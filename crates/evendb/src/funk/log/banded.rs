@@ -23,10 +23,55 @@ use std::sync::Arc;
 const FIRST_BATCH: usize = 2;
 const MAX_BATCH: usize = 32;
 
+/// Images of earlier reads a scan keeps to read into again.
+const KEPT_IMAGES: usize = 2;
+
 /// About the most a scan of a banded segment holds at once: a read of
 /// [`MAX_BATCH`] 4 KiB blocks (or one 64 KiB section and the two before
-/// it) with the records still pending from the one before.
-pub(crate) const BANDED_SCAN_MEMORY: u64 = 2 * MAX_BATCH as u64 * 4096;
+/// it), the one before whose records are still pending, and a kept one.
+pub(crate) const BANDED_SCAN_MEMORY: u64 = (1 + KEPT_IMAGES as u64) * MAX_BATCH as u64 * 4096;
+
+/// A key or value of a record a scan read: a range of the bytes read,
+/// shared with the other records of the same read, copied only when a
+/// caller asks ([`ImageBytes::to_vec`]). A scan reads many more records
+/// than it returns the values of, and a copy of each key and value (two
+/// allocations a record) took a seventh of the stream's query time.
+#[derive(Debug, Clone)]
+pub(crate) struct ImageBytes {
+    bytes: Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
+}
+
+impl ImageBytes {
+    pub fn as_slice(&self) -> &[u8] {
+        // The range comes from a checked record of these bytes.
+        self.bytes.get(self.range.clone()).unwrap_or_default()
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.as_slice().to_vec()
+    }
+}
+
+impl PartialEq for ImageBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for ImageBytes {}
+
+impl PartialOrd for ImageBytes {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ImageBytes {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
 
 /// One record read from a banded segment.
 #[derive(Debug, Clone)]
@@ -34,11 +79,11 @@ pub(crate) struct BandRecord {
     pub version: u64,
     pub counter: u64,
     /// `None` for a tombstone.
-    pub value: Option<Vec<u8>>,
+    pub value: Option<ImageBytes>,
 }
 
 /// A record's key and stamp, ordered newest first within a key.
-type PendingKey = (Vec<u8>, Reverse<(u64, u64)>);
+type PendingKey = (ImageBytes, Reverse<(u64, u64)>);
 
 /// A cursor over the records of `[from, to)` of one banded segment.
 #[derive(Debug)]
@@ -58,6 +103,11 @@ pub(crate) struct BandedScan {
     pending: BTreeMap<PendingKey, BandRecord>,
     /// Offsets of the outliers read first, sorted.
     outliers: Vec<u64>,
+    /// The bytes of the last reads: once no pending record refers to one,
+    /// the next read goes into it instead of a new buffer (a new one of
+    /// 128 KiB, past glibc's mmap threshold, cost a map, zeroed pages and
+    /// an unmap per read).
+    images: Vec<Arc<Vec<u8>>>,
 }
 
 impl BandedScan {
@@ -82,6 +132,7 @@ impl BandedScan {
             to: to.map(<[u8]>::to_vec),
             pending: BTreeMap::new(),
             outliers: Vec::new(),
+            images: Vec::new(),
         };
         // Outliers may hold any key of the range: read them first (and
         // skip them when their section is read: they may be returned by
@@ -96,7 +147,16 @@ impl BandedScan {
 
     /// Reads the records between two record boundaries into `pending`.
     fn read(&mut self, start: u64, end: u64) -> Result<()> {
-        let image = self.seg.image_range(start, end)?;
+        // A kept image no record refers to any more, or a new buffer.
+        let free = self.images.iter().position(|b| Arc::strong_count(b) == 1);
+        let buf = free
+            .and_then(|i| Arc::try_unwrap(self.images.swap_remove(i)).ok())
+            .unwrap_or_default();
+        let image = self.seg.image_range_into(start, end, buf)?;
+        if self.images.len() >= KEPT_IMAGES {
+            self.images.remove(0);
+        }
+        self.images.push(image.bytes.clone());
         for r in &image.records {
             if self.outliers.binary_search(&(start + r.offset)).is_ok() {
                 continue;
@@ -105,13 +165,18 @@ impl BandedScan {
             if key < self.from.as_slice() || self.to.as_deref().is_some_and(|t| key >= t) {
                 continue;
             }
+            let share = |range| ImageBytes {
+                bytes: image.bytes.clone(),
+                range,
+            };
             let record = BandRecord {
                 version: r.version,
                 counter: r.counter,
-                value: image.value(r).map(<[u8]>::to_vec),
+                value: image.value_range(r).map(share),
             };
+            let key = share(image.key_range(r));
             self.pending
-                .insert((key.to_vec(), Reverse((r.version, r.counter))), record);
+                .insert((key, Reverse((r.version, r.counter))), record);
         }
         Ok(())
     }
@@ -124,7 +189,7 @@ impl BandedScan {
                 _ if self.pieces.len() == 0 => true,
                 None => false,
                 // Unread pieces hold only keys at or above their floor.
-                Some((k, _)) => self.pieces.floor_above(k),
+                Some((k, _)) => self.pieces.floor_above(k.as_slice()),
             };
             if ready {
                 return Ok(self.pending.keys().next().map(|(k, _)| k.as_slice()));
@@ -245,7 +310,7 @@ mod tests {
                 "records of a key come newest first"
             );
             let newest = records.into_iter().next().expect("a record");
-            out.push((k, newest.value.expect("a value")));
+            out.push((k, newest.value.expect("a value").to_vec()));
         }
         out
     }

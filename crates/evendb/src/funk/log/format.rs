@@ -73,6 +73,22 @@ pub(crate) struct SegmentImage {
 }
 
 impl SegmentImage {
+    /// Where a record's key lies in [`bytes`](Self::bytes).
+    pub fn key_range(&self, r: &RecordPtr) -> std::ops::Range<usize> {
+        let start = r.offset as usize + HEADER_LEN;
+        start..start + r.key_len as usize
+    }
+
+    /// Where a record's value lies in [`bytes`](Self::bytes) (`None` for
+    /// a tombstone).
+    pub fn value_range(&self, r: &RecordPtr) -> Option<std::ops::Range<usize>> {
+        if r.tombstone {
+            return None;
+        }
+        let start = r.offset as usize + HEADER_LEN + r.key_len as usize;
+        Some(start..start + r.value_len as usize)
+    }
+
     pub fn key(&self, r: &RecordPtr) -> &[u8] {
         let start = r.offset as usize + HEADER_LEN;
         self.bytes

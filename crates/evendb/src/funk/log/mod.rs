@@ -7,7 +7,7 @@ mod index;
 mod segment;
 mod span;
 
-pub(crate) use banded::{BandedScan, BANDED_SCAN_MEMORY};
+pub(crate) use banded::{BandedScan, ImageBytes, BANDED_SCAN_MEMORY};
 pub(crate) use check::{check_file, newest_epoch, salvage};
 pub(crate) use format::{DurableLengths, DurableMark, RecordPtr, SegmentImage};
 pub(crate) use index::SegmentIndex;

@@ -834,9 +834,15 @@ impl LogSegment {
 
     /// The records between offsets `from` (a record boundary) and `upto`.
     pub fn image_range(&self, from: u64, upto: u64) -> Result<SegmentImage> {
+        self.image_range_into(from, upto, Vec::new())
+    }
+
+    /// [`image_range`](Self::image_range), read into `buf` (its memory
+    /// reused).
+    pub fn image_range_into(&self, from: u64, upto: u64, mut buf: Vec<u8>) -> Result<SegmentImage> {
         let upto = upto.min(self.len());
         let from = from.max(FIRST_RECORD).min(upto);
-        let buf = self.read_bytes(from, upto)?;
+        self.read_bytes_into(from, upto, &mut buf)?;
         let whole = buf.len();
         let (image, end) = self.decode_image(buf, from);
         if end != from + whole as u64 {
