@@ -206,3 +206,65 @@ fn cli_table_lists_where_evendb_served_its_gets() {
         .collect();
     assert!(!report::table(&rocksdb_only).contains("gets served"));
 }
+
+/// An evendb phase whose gauges give memory by category.
+fn with_memory(workload: &str, peak_rss: u64) -> RunResult {
+    let mib = |n: u64| n << 20;
+    RunResult {
+        engine: "evendb".to_string(),
+        workload: workload.to_string(),
+        distribution: "zipf-composite".to_string(),
+        peak_rss_bytes: mib(peak_rss),
+        engine_stats: stats(&[
+            ("memory_budget", mib(64)),
+            ("memory_used", mib(60)),
+            ("memory_peak", mib(63)),
+            ("memory_munks", mib(30)),
+            ("memory_row_cache", mib(4)),
+            ("memory_filters", mib(12)),
+            ("memory_indexes", mib(9)),
+            ("memory_write_buffers", mib(1)),
+            ("memory_background", mib(4)),
+        ]),
+        ..RunResult::default()
+    }
+}
+
+#[test]
+fn memory_tables_show_each_category_and_what_the_process_held_beyond_them() {
+    let results = vec![
+        with_memory("P", 100),
+        with_memory("E100", 110),
+        RunResult {
+            engine: "rocksdb".to_string(),
+            workload: "P".to_string(),
+            ..with_memory("P", 90)
+        },
+        // An older result without the gauges has no row.
+        phase("evendb", "C", "zipf-simple", &[("gets", 1)]),
+    ];
+    let refs: Vec<&RunResult> = results.iter().collect();
+    let table = markdown::memory_table(&refs);
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(
+        rows[2..],
+        [
+            "| P | zipf-composite | 64.0 MiB | 60.0 MiB | 63.0 MiB | 30.0 MiB | 4.0 MiB | 12.0 MiB | 9.0 MiB | 1.0 MiB | 4.0 MiB | 100.0 MiB | 37.0 MiB |",
+            "| E100 | zipf-composite | 64.0 MiB | 60.0 MiB | 63.0 MiB | 30.0 MiB | 4.0 MiB | 12.0 MiB | 9.0 MiB | 1.0 MiB | 4.0 MiB | 110.0 MiB | 47.0 MiB |",
+        ]
+    );
+    let text = report::table(&results);
+    let (_, memory) = text
+        .split_once("evendb memory at the end of each phase")
+        .expect("no memory table");
+    let p: Vec<&str> = memory
+        .lines()
+        .nth(2)
+        .expect("a row")
+        .split_whitespace()
+        .collect();
+    assert_eq!(p[0], "P");
+    assert_eq!(p[p.len() - 2..], ["37.0", "MiB"]);
+    assert_eq!(memory.lines().filter(|l| l.starts_with("E100")).count(), 1);
+    assert_eq!(markdown::memory_table(&refs[2..]), "");
+}

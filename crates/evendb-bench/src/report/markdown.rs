@@ -136,6 +136,7 @@ fn section(out: &mut String, results: &[&RunResult]) {
         }
     }
     out.push_str(&served_table(results));
+    out.push_str(&memory_table(results));
 }
 
 fn micros(v: Option<f64>) -> String {
@@ -220,6 +221,34 @@ pub fn served_table(results: &[&RunResult]) -> String {
             s.cells(r).join(" | "),
             format::bytes(r.bytes_read)
         );
+    }
+    out
+}
+
+/// The table "evendb's memory by category": per evendb phase, the
+/// budget's categories at the phase's end beside the process's peak RSS.
+/// Empty when there is no such phase.
+pub fn memory_table(results: &[&RunResult]) -> String {
+    let rows: Vec<(&RunResult, super::MemoryUse)> = results
+        .iter()
+        .filter_map(|r| super::MemoryUse::of(r).map(|m| (*r, m)))
+        .collect();
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n**evendb's memory by category.** What the budget's categories held at the end of each phase (charged now, and the most ever charged), beside the process's peak RSS so far; the last column is what the process held beyond the most ever charged: allocator retention, structures outside the budget's categories, code and stacks.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| workload | distribution | {} |\n|---|---|{}",
+        super::MemoryUse::COLUMNS.join(" | "),
+        "---:|".repeat(super::MemoryUse::COLUMNS.len())
+    );
+    for (r, m) in rows {
+        let _ = writeln!(out, "| {} |", m.cells(r).join(" | "));
     }
     out
 }

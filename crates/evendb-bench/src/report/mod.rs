@@ -236,6 +236,36 @@ pub fn table(results: &[RunResult]) -> String {
             let _ = writeln!(out, "{}", line.join(" "));
         }
     }
+    let memory: Vec<(&RunResult, MemoryUse)> = results
+        .iter()
+        .filter_map(|r| MemoryUse::of(r).map(|m| (r, m)))
+        .collect();
+    if !memory.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nevendb memory at the end of each phase, by category of the budget; peak RSS is the process's so far"
+        );
+        let mut widths = vec![14, 15];
+        widths.extend(MemoryUse::COLUMNS.iter().map(|c| c.len().max(10)));
+        let header: Vec<&str> = ["workload", "distribution"]
+            .into_iter()
+            .chain(MemoryUse::COLUMNS)
+            .collect();
+        for rows in std::iter::once(header.iter().map(|h| h.to_string()).collect::<Vec<_>>())
+            .chain(memory.iter().map(|(r, m)| m.cells(r)))
+        {
+            let line: Vec<String> = rows
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (c, &w))| match i {
+                    0 | 1 => format!("{c:<w$}"),
+                    _ => format!("{c:>w$}"),
+                })
+                .collect();
+            let _ = writeln!(out, "{}", line.join(" "));
+        }
+    }
     out
 }
 
@@ -316,6 +346,85 @@ impl Served {
     /// Chunks scans visited, from munks and from disk.
     pub fn scan_chunks(&self) -> u64 {
         self.scan_chunks_munk + self.scan_chunks_funk
+    }
+}
+
+/// evendb's memory at the end of one phase, by category (its `memory_*`
+/// gauges), beside the process's peak RSS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUse {
+    pub budget: u64,
+    /// Charged to the budget now, and at most so far.
+    pub charged: u64,
+    pub peak_charged: u64,
+    pub munks: u64,
+    pub row_cache: u64,
+    pub filters: u64,
+    pub indexes: u64,
+    pub write_buffers: u64,
+    /// Working memory of background work running at the phase's end.
+    pub background: u64,
+}
+
+impl MemoryUse {
+    /// Column names, after workload and distribution.
+    pub const COLUMNS: [&'static str; 11] = [
+        "budget",
+        "charged",
+        "peak charged",
+        "munks",
+        "row cache",
+        "filters",
+        "indexes",
+        "write bufs",
+        "background",
+        "peak RSS",
+        "RSS - charged",
+    ];
+
+    /// The figures of an evendb phase; `None` for other engines and for
+    /// results written before the gauges existed.
+    pub fn of(r: &RunResult) -> Option<MemoryUse> {
+        if r.engine != "evendb" {
+            return None;
+        }
+        let g = |name: &str| r.engine_stats.get(name).copied();
+        Some(MemoryUse {
+            budget: g("memory_budget")?,
+            charged: g("memory_used")?,
+            peak_charged: g("memory_peak")?,
+            munks: g("memory_munks")?,
+            row_cache: g("memory_row_cache")?,
+            filters: g("memory_filters")?,
+            indexes: g("memory_indexes")?,
+            write_buffers: g("memory_write_buffers")?,
+            background: g("memory_background")?,
+        })
+    }
+
+    /// One row's cells: workload, distribution, then [`Self::COLUMNS`].
+    /// The last is what the process held beyond the most ever charged
+    /// (allocator retention, structures outside the budget's categories,
+    /// code and stacks).
+    pub fn cells(&self, r: &RunResult) -> Vec<String> {
+        let mut cells = vec![r.workload.clone(), r.distribution.clone()];
+        cells.extend(
+            [
+                self.budget,
+                self.charged,
+                self.peak_charged,
+                self.munks,
+                self.row_cache,
+                self.filters,
+                self.indexes,
+                self.write_buffers,
+                self.background,
+                r.peak_rss_bytes,
+                r.peak_rss_bytes.saturating_sub(self.peak_charged),
+            ]
+            .map(format::bytes),
+        );
+        cells
     }
 }
 
