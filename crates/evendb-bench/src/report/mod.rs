@@ -223,17 +223,7 @@ pub fn table(results: &[RunResult]) -> String {
         );
         const WIDTHS: [usize; 12] = [14, 15, 10, 7, 8, 6, 7, 8, 11, 11, 10, 9];
         for (r, s) in served {
-            let line: Vec<String> = s
-                .cells(r)
-                .iter()
-                .zip(WIDTHS)
-                .enumerate()
-                .map(|(i, (c, w))| match i {
-                    0 | 1 => format!("{c:<w$}"),
-                    _ => format!("{c:>w$}"),
-                })
-                .collect();
-            let _ = writeln!(out, "{}", line.join(" "));
+            let _ = writeln!(out, "{}", aligned_line(&s.cells(r), &WIDTHS));
         }
     }
     let memory: Vec<(&RunResult, MemoryUse)> = results
@@ -251,22 +241,32 @@ pub fn table(results: &[RunResult]) -> String {
             .into_iter()
             .chain(MemoryUse::COLUMNS)
             .collect();
-        for rows in std::iter::once(header.iter().map(|h| h.to_string()).collect::<Vec<_>>())
-            .chain(memory.iter().map(|(r, m)| m.cells(r)))
-        {
-            let line: Vec<String> = rows
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(i, (c, &w))| match i {
-                    0 | 1 => format!("{c:<w$}"),
-                    _ => format!("{c:>w$}"),
-                })
-                .collect();
-            let _ = writeln!(out, "{}", line.join(" "));
+        let _ = writeln!(out, "{}", aligned_line(&header, &widths));
+        for (r, m) in &memory {
+            let _ = writeln!(out, "{}", aligned_line(&m.cells(r), &widths));
         }
     }
     out
+}
+
+/// One line of a console table of evendb phases: workload and
+/// distribution left-aligned, the other cells right-aligned, each padded
+/// to its width.
+fn aligned_line<S: AsRef<str>>(cells: &[S], widths: &[usize]) -> String {
+    let line: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(i, (c, &w))| {
+            let c = c.as_ref();
+            if i < 2 {
+                format!("{c:<w$}")
+            } else {
+                format!("{c:>w$}")
+            }
+        })
+        .collect();
+    line.join(" ")
 }
 
 /// Where evendb served one phase's gets and scans: the growth of its
