@@ -90,8 +90,28 @@ fn redis_cli_runs_every_command() {
         a(&["PREFIX", "user:", "REV"]),
         "\nuser:2\nbob\nuser:1\nalice\n"
     );
+    // Paging: newest first one pair at a time, the cursor as the next
+    // read's end; a prefix read from a cursor.
+    assert_eq!(
+        a(&["RANGE", "-", "+", "LIMIT", "1", "REV"]),
+        "(user:2\nuser:2\nbob\n"
+    );
+    assert_eq!(
+        a(&["RANGE", "-", "(user:2", "LIMIT", "1", "REV"]),
+        "\nuser:1\nalice\n" // the empty cursor: nothing is left
+    );
+    assert_eq!(
+        a(&["PREFIX", "user:", "CURSOR", "(user:1"]),
+        "\nuser:2\nbob\n"
+    );
     assert_eq!(a(&["DELRANGE", "[user:2", "+"]), "OK\n");
     assert_eq!(a(&["PREFIX", "user:"]), "\nuser:1\nalice\n");
+    assert_eq!(a(&["SET", "other", "x"]), "OK\n");
+    assert_eq!(a(&["DELPREFIX", "user:"]), "OK\n");
+    assert_eq!(a(&["PREFIX", "user:"]), "\n\n");
+    assert_eq!(a(&["GET", "other"]), "x\n");
+    // QUIT answers before the server closes the connection.
+    assert_eq!(a(&["QUIT"]), "OK\n");
     assert_eq!(a(&["FLUSH"]), "OK\n");
     assert!(a(&["INFO", "evendb"]).contains("puts:"));
     let hello = cli(
