@@ -14,6 +14,19 @@ use std::io::{ErrorKind, Read, Write};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
+/// One test at a time: `free_ports` hands out ports that are free when it
+/// asks, so a test of this file running meanwhile could take them (its
+/// listeners and connections use ephemeral ports too) before the server
+/// binds them. Seen: "cannot listen for Raft on 0.0.0.0:37073: Address
+/// already in use" while the other tests ran.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A runtime on this thread only, so the counting allocator sees the
 /// reads' allocations.
 fn local_runtime() -> tokio::runtime::Runtime {
@@ -25,6 +38,7 @@ fn local_runtime() -> tokio::runtime::Runtime {
 
 #[test]
 fn a_frame_declaring_200_mib_allocates_only_what_arrives() {
+    let _serial = serial();
     local_runtime().block_on(async {
         for sent in [0usize, 1000, 1 << 20] {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -69,6 +83,7 @@ fn cluster_flags(raft: u16, redis: u16) -> Vec<String> {
 
 #[test]
 fn a_raft_port_beyond_loopback_without_a_password_is_refused() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let ports = free_ports(2);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_evendb-server"))
@@ -97,6 +112,7 @@ fn a_raft_port_beyond_loopback_without_a_password_is_refused() {
 
 #[test]
 fn with_a_password_the_raft_port_serves_only_peers_that_prove_it() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let ports = free_ports(2);
     let mut flags = cluster_flags(ports[1], ports[0]);
