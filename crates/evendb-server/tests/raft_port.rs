@@ -14,17 +14,39 @@ use std::io::{ErrorKind, Read, Write};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
-/// One test at a time: `free_ports` hands out ports that are free when it
-/// asks, so a test of this file running meanwhile could take them (its
-/// listeners and connections use ephemeral ports too) before the server
-/// binds them. Seen: "cannot listen for Raft on 0.0.0.0:37073: Address
-/// already in use" while the other tests ran.
+/// One test at a time: each picks ports that are free when it asks.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A port picked free can be taken before the server binds it (seen in a
+/// full test run, after the tests before this file left thousands of
+/// loopback connections: "cannot listen for Raft on 0.0.0.0:37073: Address
+/// already in use"): true when a start failed that way, so the test picks
+/// new ports and tries again.
+fn port_taken(stderr: &str) -> bool {
+    stderr.contains("Address already in use")
+}
+
+/// Starts a one-node cluster with `extra` flags on new ports, again with
+/// others while a port was taken; returns it and its Raft port.
+fn start_node(dir: &std::path::Path, extra: &[&str]) -> (Server, u16) {
+    for _ in 0..10 {
+        let ports = free_ports(2);
+        let mut flags = cluster_flags(ports[1], ports[0]);
+        flags.extend(extra.iter().map(|f| f.to_string()));
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        match Server::try_start_on(dir, ports[0], &flags) {
+            Ok(s) => return (s, ports[1]),
+            Err(e) if port_taken(&e) => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("no free ports in 10 tries");
 }
 
 /// A runtime on this thread only, so the counting allocator sees the
@@ -63,9 +85,11 @@ fn a_frame_declaring_200_mib_allocates_only_what_arrives() {
     });
 }
 
+/// Ports free on every address, as the Raft port here binds them (one
+/// free on loopback alone may still be held elsewhere).
 fn free_ports(n: usize) -> Vec<u16> {
     let ls: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .map(|_| std::net::TcpListener::bind("0.0.0.0:0").unwrap())
         .collect();
     ls.iter().map(|l| l.local_addr().unwrap().port()).collect()
 }
@@ -85,15 +109,21 @@ fn cluster_flags(raft: u16, redis: u16) -> Vec<String> {
 fn a_raft_port_beyond_loopback_without_a_password_is_refused() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let ports = free_ports(2);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evendb-server"))
-        .arg("--dir")
-        .arg(dir.path())
-        .args(["--port", &ports[0].to_string(), "--log-level", "error"])
-        .args(cluster_flags(ports[1], ports[0]))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, stderr) = (0..10)
+        .map(|_| {
+            let ports = free_ports(2);
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_evendb-server"))
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--port", &ports[0].to_string(), "--log-level", "error"])
+                .args(cluster_flags(ports[1], ports[0]))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+            (out, stderr)
+        })
+        .find(|(_, stderr)| !port_taken(stderr))
+        .expect("no free ports in 10 tries");
     assert!(!out.status.success(), "started: {stderr}");
     assert!(
         stderr.contains("refusing to listen for Raft on 0.0.0.0"),
@@ -103,10 +133,7 @@ fn a_raft_port_beyond_loopback_without_a_password_is_refused() {
     assert!(!dir.path().join("raft").exists());
 
     // Said explicitly, it starts.
-    let mut flags = cluster_flags(ports[1], ports[0]);
-    flags.push("--cluster-insecure-raft".into());
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let s = Server::start_on(dir.path(), ports[0], &flags);
+    let (s, _) = start_node(dir.path(), &["--cluster-insecure-raft"]);
     assert_eq!(s.client().cmd("PING"), Reply::Simple("PONG".into()));
 }
 
@@ -114,11 +141,7 @@ fn a_raft_port_beyond_loopback_without_a_password_is_refused() {
 fn with_a_password_the_raft_port_serves_only_peers_that_prove_it() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let ports = free_ports(2);
-    let mut flags = cluster_flags(ports[1], ports[0]);
-    flags.extend(["--requirepass".into(), "pw".into()]);
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let s = Server::start_on(dir.path(), ports[0], &flags);
+    let (s, raft) = start_node(dir.path(), &["--requirepass", "pw"]);
     let mut c: Client = s.client();
     assert_eq!(c.cmd("AUTH pw"), Reply::ok());
     // The one-node cluster elects itself and takes writes.
@@ -129,7 +152,7 @@ fn with_a_password_the_raft_port_serves_only_peers_that_prove_it() {
     }
     // A connection that sends a Raft message (here, the head of a
     // 200 MiB one) without the handshake is closed at once.
-    let mut raw = std::net::TcpStream::connect(("127.0.0.1", ports[1])).unwrap();
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", raft)).unwrap();
     raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     raw.write_all(&(200u32 << 20).to_le_bytes()).unwrap();
     raw.write_all(b"{\"Append\":").unwrap();

@@ -28,21 +28,43 @@ impl Server {
 
     /// `start` on a given port.
     pub fn start_on(dir: &Path, port: u16, flags: &[&str]) -> Server {
+        Self::try_start_on(dir, port, flags).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `start_on`, or what the server wrote to stderr if it exited before
+    /// listening.
+    pub fn try_start_on(dir: &Path, port: u16, flags: &[&str]) -> Result<Server, String> {
         let mut child = Command::new(env!("CARGO_BIN_EXE_evendb-server"))
             .arg("--dir")
             .arg(dir)
             .args(["--port", &port.to_string(), "--log-level", "warn"])
             .args(flags)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start evendb-server");
         let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        // Passed on to the test's stderr, and kept until the server listens.
+        let err = BufReader::new(child.stderr.take().expect("stderr"));
+        let (early_tx, early_rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                eprintln!("{line}");
+                let _ = early_tx.send(line);
+            }
+        });
         let mut metrics = None;
         let port = loop {
             let mut line = String::new();
             if out.read_line(&mut line).expect("read stdout") == 0 {
-                panic!("evendb-server exited before listening: {:?}", child.wait());
+                let status = child.wait();
+                // The stderr thread ends with the process; take its lines.
+                std::thread::sleep(Duration::from_millis(50));
+                let said: Vec<String> = early_rx.try_iter().collect();
+                return Err(format!(
+                    "evendb-server exited before listening: {status:?}: {}",
+                    said.join("\n")
+                ));
             }
             if let Some(url) = line.trim().strip_prefix("metrics at http://") {
                 metrics = Some(url.trim_end_matches("/metrics").to_string());
@@ -56,12 +78,12 @@ impl Server {
             let mut sink = String::new();
             let _ = out.read_to_string(&mut sink);
         });
-        Server {
+        Ok(Server {
             child,
             port,
             metrics,
             dir: dir.to_path_buf(),
-        }
+        })
     }
 
     /// Kills the process at once (SIGKILL).
