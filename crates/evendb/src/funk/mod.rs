@@ -514,25 +514,42 @@ fn keep_least<'a>(best: &mut Option<&'a [u8]>, key: &'a [u8]) {
     }
 }
 
-/// Makes `best` the smaller of itself and `key`.
-fn keep_smaller(best: &mut Option<Vec<u8>>, key: Option<&[u8]>) {
-    if let Some(k) = key {
-        if best.as_deref().is_none_or(|b| k < b) {
-            *best = Some(k.to_vec());
+/// The next key of a merge's table below `to`, borrowed; the table's
+/// error instead if it has one next.
+fn table_head<'a>(
+    table: &'a mut Option<Peekable<TableIter>>,
+    to: Option<&[u8]>,
+) -> Result<Option<&'a [u8]>> {
+    let Some(t) = table.as_mut() else {
+        return Ok(None);
+    };
+    if matches!(t.peek(), Some(Err(_))) {
+        if let Some(Err(e)) = t.next() {
+            return Err(e);
         }
     }
+    Ok(match t.peek() {
+        Some(Ok(e)) if to.is_none_or(|to| e.key.as_slice() < to) => Some(&e.key),
+        _ => None,
+    })
 }
 
-/// Makes `best` the smallest of itself and the next key of every banded
-/// scan, reading pieces only of the scans that may hold a key at or below
-/// `best` (until each such has its next key whole).
-fn smallest_banded_key(banded: &mut [log::BandedScan], best: &mut Option<Vec<u8>>) -> Result<()> {
+/// The smallest of `best` (the other sources' smallest key) and the next
+/// key of every banded scan, copied. Called last, so a banded segment is
+/// read only if it may hold a key at or below the others' smallest; the
+/// keys are compared borrowed and only the smallest is copied.
+fn least_with_banded<'a>(
+    banded: &'a mut [log::BandedScan],
+    mut best: Option<&'a [u8]>,
+) -> Result<Option<Vec<u8>>> {
     for scan in banded {
-        if best.as_deref().is_none_or(|b| scan.may_hold_up_to(b)) {
-            keep_smaller(best, scan.peek_key()?);
+        if best.is_none_or(|b| scan.may_hold_up_to(b)) {
+            if let Some(k) = scan.peek_key()? {
+                keep_least(&mut best, k);
+            }
         }
     }
-    Ok(())
+    Ok(best.map(<[u8]>::to_vec))
 }
 
 /// See [`Funk::key_groups`].
@@ -565,28 +582,13 @@ impl KeyGroups {
         }
     }
 
-    fn table_key(&mut self) -> Result<Option<Vec<u8>>> {
-        let Some(t) = self.table.as_mut() else {
-            return Ok(None);
-        };
-        match t.peek() {
-            Some(Ok(e)) => Ok(Some(e.key.clone())),
-            Some(Err(_)) => match t.next() {
-                Some(Err(e)) => Err(e),
-                _ => Ok(None),
-            },
-            None => Ok(None),
-        }
-    }
-
     /// The smallest key left in any source.
     fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
-        let mut key = self
-            .table_key()?
-            .filter(|k| self.to.as_ref().is_none_or(|t| k < t));
-        keep_smaller(&mut key, self.log.key(self.pos));
-        smallest_banded_key(&mut self.banded, &mut key)?;
-        Ok(key)
+        let mut best = table_head(&mut self.table, self.to.as_deref())?;
+        if let Some(k) = self.log.key(self.pos) {
+            keep_least(&mut best, k);
+        }
+        least_with_banded(&mut self.banded, best)
     }
 }
 
@@ -792,37 +794,13 @@ impl FunkScan {
 
     /// The smallest key any source has left.
     fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
-        if let Some(t) = self.table.as_mut() {
-            if matches!(t.peek(), Some(Err(_))) {
-                if let Some(Err(e)) = t.next() {
-                    return Err(e);
-                }
-            }
-        }
-        // Borrowed while the sources are compared: only the smallest is
-        // copied.
-        let mut best: Option<&[u8]> = None;
+        let mut best = table_head(&mut self.table, self.to.as_deref())?;
         for IndexedLog { index, range, .. } in &self.logs {
             if !range.is_empty() {
                 keep_least(&mut best, index.key(range.start));
             }
         }
-        let to = self.to.as_deref();
-        if let Some(Some(Ok(e))) = self.table.as_mut().map(Peekable::peek) {
-            if to.is_none_or(|to| e.key.as_slice() < to) {
-                keep_least(&mut best, &e.key);
-            }
-        }
-        // Last, so a banded segment is read only if it may hold a key at
-        // or below the others' smallest.
-        for scan in &mut self.banded {
-            if best.is_none_or(|b| scan.may_hold_up_to(b)) {
-                if let Some(k) = scan.peek_key()? {
-                    keep_least(&mut best, k);
-                }
-            }
-        }
-        Ok(best.map(<[u8]>::to_vec))
+        least_with_banded(&mut self.banded, best)
     }
 
     fn step(&mut self) -> Result<Option<ScanItem>> {
