@@ -244,6 +244,9 @@ impl Cluster {
     /// log, commit and apply positions, replication lag, snapshots.
     pub fn status(&self) -> Vec<(String, String)> {
         let m = self.raft.metrics().borrow().clone();
+        let count = |c: &std::sync::atomic::AtomicU64| {
+            c.load(std::sync::atomic::Ordering::Relaxed).to_string()
+        };
         let role = match m.state {
             ServerState::Leader => "leader",
             ServerState::Follower => "follower",
@@ -278,31 +281,16 @@ impl Cluster {
             ("cluster_snapshot_index".into(), idx(m.snapshot).to_string()),
             (
                 "cluster_snapshots_built".into(),
-                self.snapshots
-                    .built
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                    .to_string(),
+                count(&self.snapshots.built),
             ),
             (
                 "cluster_snapshots_installed".into(),
-                self.snapshots
-                    .installed
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                    .to_string(),
+                count(&self.snapshots.installed),
             ),
-            (
-                "cluster_snapshots_sent".into(),
-                self.snapshots
-                    .sent
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                    .to_string(),
-            ),
+            ("cluster_snapshots_sent".into(), count(&self.snapshots.sent)),
             (
                 "cluster_snapshot_bytes_sent".into(),
-                self.snapshots
-                    .sent_bytes
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                    .to_string(),
+                count(&self.snapshots.sent_bytes),
             ),
             (
                 "cluster_voters".into(),

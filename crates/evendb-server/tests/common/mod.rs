@@ -47,7 +47,7 @@ impl Server {
         // Passed on to the test's stderr, and kept until the server listens.
         let err = BufReader::new(child.stderr.take().expect("stderr"));
         let (early_tx, early_rx) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
+        let echo = std::thread::spawn(move || {
             for line in err.lines().map_while(Result::ok) {
                 eprintln!("{line}");
                 let _ = early_tx.send(line);
@@ -58,8 +58,8 @@ impl Server {
             let mut line = String::new();
             if out.read_line(&mut line).expect("read stdout") == 0 {
                 let status = child.wait();
-                // The stderr thread ends with the process; take its lines.
-                std::thread::sleep(Duration::from_millis(50));
+                // The process is gone: its stderr ends, and the thread.
+                let _ = echo.join();
                 let said: Vec<String> = early_rx.try_iter().collect();
                 return Err(format!(
                     "evendb-server exited before listening: {status:?}: {}",
