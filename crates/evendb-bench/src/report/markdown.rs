@@ -198,10 +198,7 @@ pub fn per_engine_table(results: &[&RunResult], detail: &Detail) -> String {
 /// that did gets or scans, from the growth of evendb's counters over the
 /// phase's measured part. Empty when there is no such phase.
 pub fn served_table(results: &[&RunResult]) -> String {
-    let rows: Vec<(&RunResult, Served)> = results
-        .iter()
-        .filter_map(|r| Served::of(r).map(|s| (*r, s)))
-        .collect();
+    let rows = super::rows_of(results.iter().copied(), Served::of);
     let mut out = String::new();
     if rows.is_empty() {
         return out;
@@ -229,10 +226,7 @@ pub fn served_table(results: &[&RunResult]) -> String {
 /// budget's categories at the phase's end beside the process's peak RSS.
 /// Empty when there is no such phase.
 pub fn memory_table(results: &[&RunResult]) -> String {
-    let rows: Vec<(&RunResult, super::MemoryUse)> = results
-        .iter()
-        .filter_map(|r| super::MemoryUse::of(r).map(|m| (*r, m)))
-        .collect();
+    let rows = super::rows_of(results.iter().copied(), super::MemoryUse::of);
     let mut out = String::new();
     if rows.is_empty() {
         return out;

@@ -196,10 +196,7 @@ pub fn table(results: &[RunResult]) -> String {
     }
     let refs: Vec<&RunResult> = results.iter().collect();
     out.push_str(&best::text(&refs));
-    let served: Vec<(&RunResult, Served)> = results
-        .iter()
-        .filter_map(|r| Served::of(r).map(|s| (r, s)))
-        .collect();
+    let served = rows_of(results, Served::of);
     if !served.is_empty() {
         let _ = writeln!(
             out,
@@ -226,10 +223,7 @@ pub fn table(results: &[RunResult]) -> String {
             let _ = writeln!(out, "{}", aligned_line(&s.cells(r), &WIDTHS));
         }
     }
-    let memory: Vec<(&RunResult, MemoryUse)> = results
-        .iter()
-        .filter_map(|r| MemoryUse::of(r).map(|m| (r, m)))
-        .collect();
+    let memory = rows_of(results, MemoryUse::of);
     if !memory.is_empty() {
         let _ = writeln!(
             out,
@@ -247,6 +241,17 @@ pub fn table(results: &[RunResult]) -> String {
         }
     }
     out
+}
+
+/// The phases `of` has figures for (evendb's, as a rule), each with them.
+pub(crate) fn rows_of<'a, T>(
+    results: impl IntoIterator<Item = &'a RunResult>,
+    of: fn(&RunResult) -> Option<T>,
+) -> Vec<(&'a RunResult, T)> {
+    results
+        .into_iter()
+        .filter_map(|r| of(r).map(|t| (r, t)))
+        .collect()
 }
 
 /// One line of a console table of evendb phases: workload and
