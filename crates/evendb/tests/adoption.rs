@@ -198,3 +198,69 @@ fn a_scan_of_a_chunk_with_many_runs_has_it_rebuilt() {
 fn evendb_scan_runs_max() -> usize {
     4
 }
+
+/// Key of event `seq` of app `app`: `app | seq`, so an app's events are
+/// neighbours in key order and its new ones land at the end of its range.
+fn event(app: u64, seq: u64) -> Vec<u8> {
+    format!("app{app:04}|{seq:010}").into_bytes()
+}
+
+#[test]
+fn an_app_appending_amid_others_gets_a_chunk_whose_logs_are_adopted() {
+    let seed = common::seed("an_app_appending_amid_others_gets_a_chunk_whose_logs_are_adopted");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let fs = MemFs::new();
+    let db = options(&fs).open(common::dir()).expect("open");
+    let mut model = BTreeMap::new();
+    // Two thousand apps' past events, loaded in key order.
+    let apps = 2000;
+    let mut next = vec![0u64; apps as usize];
+    for app in 0..apps {
+        for _ in 0..5 {
+            let seq = next[app as usize];
+            next[app as usize] += 1;
+            db.put(event(app, seq), value(seq, 0)).expect("put");
+            model.insert(event(app, seq), value(seq, 0));
+        }
+    }
+    let before = db.stats();
+    // Then the stream: app 700 appends at the end of its range, and three
+    // puts in ten go to the ends of other apps', all over the key space:
+    // a chunk holding app 700's end and other apps' too takes some of
+    // those, and its logs are not in key order.
+    let busy = 700;
+    for _ in 0..30_000 {
+        let app = if rng.u8(..10) < 3 {
+            rng.u64(0..apps)
+        } else {
+            busy
+        };
+        let seq = next[app as usize];
+        next[app as usize] += 1;
+        db.put(event(app, seq), value(seq, 1)).expect("put");
+        model.insert(event(app, seq), value(seq, 1));
+    }
+    let after = db.stats();
+    assert!(
+        after.log_adoptions > before.log_adoptions,
+        "app {busy}'s logs were never adopted: {before:?} then {after:?}"
+    );
+    // The chunk holding app 700's newest event holds no later app's.
+    let newest = event(busy, next[busy as usize] - 1);
+    let chunks = db.chunks().expect("chunks");
+    let part = chunks
+        .iter()
+        .find(|c| c.min_key <= newest && c.end_key.as_ref().is_none_or(|e| *e > newest))
+        .expect("a chunk holds every key");
+    assert!(
+        part.end_key
+            .as_ref()
+            .is_some_and(|e| *e <= event(busy + 1, next[busy as usize + 1])),
+        "app {busy}'s newest events share a chunk with later apps': {part:?}"
+    );
+    check(&db, &model, &mut rng, "after the stream");
+    db.flush().expect("flush");
+    drop(db);
+    let db = options(&fs).open(common::dir()).expect("reopen");
+    check(&db, &model, &mut rng, "after the stream and a reopen");
+}

@@ -181,7 +181,10 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             } else {
                 rng.u32(0..i.max(1))
             };
-            let key = format!("zz|{event:08}").into_bytes();
+            // A quarter of them a second app's, just below: a chunk holding
+            // the ends of both is cut around each (see `write_run`).
+            let app = if rng.u8(0..4) == 0 { "zy" } else { "zz" };
+            let key = format!("{app}|{event:08}").into_bytes();
             if !p.write(db, key, Some(vec![i as u8; 60]), false) {
                 return;
             }

@@ -80,8 +80,8 @@ pub(super) fn munk_split(
     }
     drop(munk);
     let parts = live.div_ceil(max * 3 / 4).max(2) as usize;
-    // Step 0.
-    let segments = extra_logs(inner, chunk, parts)?;
+    // Step 0. (Two parts may become three: see `cut_where_inserts_go`.)
+    let segments = extra_logs(inner, chunk, if parts == 2 { 3 } else { parts })?;
     let numbers: Vec<u64> = segments.iter().map(|s| s.number).collect();
     crate::failpoint::failpoint!(inner, "munk_split.after_segments");
     // The parts' cell arrays are charged in step 1, while the old munk's
@@ -116,7 +116,15 @@ pub(super) fn munk_split(
         &inner.tombstones.load(),
         w,
     );
-    let (pieces, settled) = cut_where_inserts_go(entries, parts, &munk.recent_keys());
+    let Cut {
+        parts: pieces,
+        isolated,
+    } = cut_where_inserts_go(
+        entries,
+        parts,
+        &munk.recent_keys(),
+        super::rebuild::logs_have_room(inner),
+    );
     let cut = chunk.counter.load(Ordering::Acquire);
     // The parts take over the old munk's charge for the chains they share.
     let mut handed = munk.hand_over();
@@ -126,12 +134,12 @@ pub(super) fn munk_split(
     let mins: Vec<Vec<u8>> = pieces
         .iter()
         .enumerate()
-        .map(|(i, p)| match (i, p.first()) {
+        .map(|(i, (p, _))| match (i, p.first()) {
             (0, _) | (_, None) => chunk.min_key.clone(),
             (_, Some(e)) => e.key.to_vec(),
         })
         .collect();
-    for (i, piece) in pieces.into_iter().enumerate() {
+    for (i, (piece, munkless)) in pieces.into_iter().enumerate() {
         let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
         let child_funk = funk.for_part(segments[i].clone(), &mins[i], end.as_deref());
         let child = Arc::new(Chunk::new(
@@ -142,18 +150,19 @@ pub(super) fn munk_split(
         ));
         child.counter.store(cut, Ordering::Release);
         child.set_funk(Arc::new(child_funk));
-        // The settled part of time-ordered keys takes no more puts: it
-        // goes on without a munk (its funk has all its data, as after an
-        // eviction) unless reads heat it. Building one that memory
-        // pressure evicts soon after cost the puts up to a fifth of their
-        // time in a sequential load (a munk's cells and versions are freed
-        // one atomic pointer at a time). Its entries are held until
-        // step 2 is done, and their charge with them (`settled_charge`).
+        // A part that takes few puts (the settled part of time-ordered
+        // keys takes none) goes on without a munk (its funk has all its
+        // data, as after an eviction) unless reads heat it. Building one
+        // that memory pressure evicts soon after cost the puts up to a
+        // fifth of their time in a sequential load (a munk's cells and
+        // versions are freed one atomic pointer at a time). Its entries
+        // are held until step 2 is done, and their charge with them
+        // (`settled_charge`).
         let content: u64 = piece.iter().map(MunkEntry::charge).sum();
         let inherit = content.min(handed);
         handed -= inherit;
-        if settled && i == 0 {
-            settled_charge = inherit;
+        if munkless {
+            settled_charge += inherit;
         } else {
             let spare = piece.len() / 2 + 64;
             let m = Munk::build(
@@ -199,7 +208,7 @@ pub(super) fn munk_split(
     inner.publish(|m| replace_records(m, &[chunk.id], records))?;
     crate::failpoint::failpoint!(inner, "munk_split.after_publish");
     let mut written = 0;
-    for (child, entries) in children.iter().zip(&child_entries) {
+    for (i, (child, entries)) in children.iter().zip(&child_entries).enumerate() {
         let owned: u64 = entries.iter().map(MunkEntry::data_size).sum();
         // What reading the part back from disk costs: every shared log
         // whole (records are in arrival order) or, of a banded one, the
@@ -214,7 +223,15 @@ pub(super) fn munk_split(
         // unsorted logs are too large to scan, as an evicted munk is
         // flushed (`room::evict_munk`): its entries are at hand.
         let unsorted = !child.has_munk() && super::log_too_large_to_scan(inner, child);
-        if unsorted || read > owned.saturating_mul(SHARED_READ_LIMIT) {
+        // A part cut around the chunk's insertion point writes its own
+        // table rather than share an unsorted log: else every part split
+        // from it later would inherit that log (its keys span the range)
+        // and the settled ones would each write a table for it.
+        let isolated = isolated == Some(i)
+            && child
+                .funk()
+                .is_some_and(|f| f.frozen.iter().any(|l| !l.is_banded()));
+        if unsorted || isolated || read > owned.saturating_mul(SHARED_READ_LIMIT) {
             written += rebuild_from_munk_since(inner, child, entries, cut)?;
         }
     }
@@ -228,33 +245,127 @@ pub(super) fn munk_split(
     Ok(true)
 }
 
-/// Cuts a munk's entries for a split. When the keys put since the munk was
-/// built all sit in the upper part of its range (time-ordered keys, the
-/// newest appended at the end), cuts two parts at the lowest of them: the
-/// lower part holds the settled data and will not change, the upper one
-/// takes the new keys. Otherwise, `parts` parts of equal size. Returns
-/// the parts and whether the first one is such a settled part.
+/// How a munk split cuts the munk's entries (see [`cut_where_inserts_go`]).
+struct Cut {
+    /// The parts in key order, each with whether it goes on without a
+    /// munk: it took few of the puts since the munk was built, so it is
+    /// expected to take few from now on.
+    parts: Vec<(Vec<MunkEntry>, bool)>,
+    /// The part cut around the chunk's one insertion point, if any.
+    isolated: Option<usize>,
+}
+
+/// The fewest new keys a run of them must hold for a split to give it a
+/// chunk of its own (fewer say little about where puts go).
+const ISOLATED_RUN_MIN: usize = 32;
+
+/// Cuts a munk's entries for a split, where the puts since the munk was
+/// built (its new keys) say the next ones will go. With two parts due:
+///
+/// - When a quarter of the new keys or more form one stretch, neighbours
+///   in key order that arrived in key order, with older keys above it,
+///   the chunk takes time-ordered appends at that place inside its range
+///   (the end of one app's events, with the next apps' older events
+///   above): cut around that stretch (see [`isolated_run`]). Its part takes those
+///   appends alone, so its log comes in key order (banded) and is read in
+///   place; with neighbours' keys mixed in, no log of the chunk would be,
+///   and every part split from it would inherit its unsorted logs. The
+///   parts below and above it go on without munks.
+/// - When all new keys sit in the upper part of its range (time-ordered
+///   keys, the newest appended at the end), cut two parts at the lowest
+///   of them: the lower part holds the settled data and will not change,
+///   the upper one takes the new keys.
+///
+/// Otherwise, `parts` parts of equal size, all with munks. `isolate`
+/// false leaves out the first case: when log filters are too large for
+/// adoptions (`rebuild::logs_have_room`), the part's banded logs would be
+/// rebuilt whole rather than adopted.
 fn cut_where_inserts_go(
     entries: Vec<MunkEntry>,
     parts: usize,
     recent: &[Arc<[u8]>],
-) -> (Vec<Vec<MunkEntry>>, bool) {
-    if parts == 2 {
-        if let Some(lowest) = recent.iter().min() {
-            let total: u64 = entries.iter().map(MunkEntry::data_size).sum();
-            let at = entries.partition_point(|e| e.key < *lowest);
-            let below: u64 = entries[..at].iter().map(MunkEntry::data_size).sum();
-            let both_sides = at > 0 && at < entries.len();
-            // (At least two fifths below: the upper part of a munk split
-            // at the same place last time holds half, its new keys.)
-            if both_sides && below * 5 >= total * 2 && below * 20 <= total * 19 {
-                let mut lower = entries;
-                let upper = lower.split_off(at);
-                return (vec![lower, upper], true);
+    isolate: bool,
+) -> Cut {
+    if parts == 2 && !recent.is_empty() {
+        let mut recent: Vec<&[u8]> = recent.iter().map(|k| &**k).collect();
+        recent.sort_unstable();
+        recent.dedup();
+        if let Some((from, to)) = isolate.then(|| isolated_run(&entries, &recent)).flatten() {
+            let mut lower = entries;
+            let mut run = lower.split_off(from);
+            let upper = run.split_off(to - from);
+            let mut parts = Vec::with_capacity(3);
+            if !lower.is_empty() {
+                parts.push((lower, true));
             }
+            let isolated = parts.len();
+            parts.push((run, false));
+            parts.push((upper, true));
+            return Cut {
+                parts,
+                isolated: Some(isolated),
+            };
+        }
+        let lowest = recent[0];
+        let total: u64 = entries.iter().map(MunkEntry::data_size).sum();
+        let at = entries.partition_point(|e| *e.key < *lowest);
+        let below: u64 = entries[..at].iter().map(MunkEntry::data_size).sum();
+        let both_sides = at > 0 && at < entries.len();
+        // (At least two fifths below: the upper part of a munk split
+        // at the same place last time holds half, its new keys.)
+        if both_sides && below * 5 >= total * 2 && below * 20 <= total * 19 {
+            let mut lower = entries;
+            let upper = lower.split_off(at);
+            return Cut {
+                parts: vec![(lower, true), (upper, false)],
+                isolated: None,
+            };
         }
     }
-    (build::cut(entries, parts), false)
+    Cut {
+        parts: build::cut(entries, parts)
+            .into_iter()
+            .map(|p| (p, false))
+            .collect(),
+        isolated: None,
+    }
+}
+
+/// The entries `[from, to)` of the longest stretch of consecutive new
+/// keys (`recent`, sorted) that also arrived in key order (their newest
+/// versions' counters: `rebuild::in_arrival_order`): one app's new
+/// events, whose key range no other app's keys interleave; a key of a
+/// neighbour put meanwhile (an app whose every key is new too) breaks the
+/// arrival order. Returned if it holds a quarter of the new keys, at least
+/// [`ISOLATED_RUN_MIN`], and older keys lie above it.
+fn isolated_run(entries: &[MunkEntry], recent: &[&[u8]]) -> Option<(usize, usize)> {
+    let counter = |e: &MunkEntry| e.head.as_ref().map_or(0, |h| h.counter);
+    let mut news = 0;
+    let (mut best, mut start, mut latest) = ((0, 0), None::<usize>, 0);
+    let mut r = 0;
+    for (i, e) in entries.iter().enumerate() {
+        while r < recent.len() && recent[r] < &*e.key {
+            r += 1;
+        }
+        let new = r < recent.len() && recent[r] == &*e.key;
+        news += usize::from(new);
+        if new && start.is_some() && super::rebuild::in_arrival_order(latest, counter(e)) {
+            latest = latest.max(counter(e));
+            continue;
+        }
+        if let Some(s) = start {
+            if i - s > best.1 - best.0 {
+                best = (s, i);
+            }
+        }
+        start = new.then_some(i);
+        latest = counter(e);
+    }
+    // A stretch reaching the last entry has no older keys above it: the
+    // settled cut is the one for it.
+    let (from, to) = best;
+    let run = to - from;
+    (run >= ISOLATED_RUN_MIN && run * 4 >= news).then_some((from, to))
 }
 
 /// Commits a funk split: `outputs` (first key, table) per part. The parts
@@ -321,8 +432,9 @@ pub(super) fn commit_funk_split(
     Ok(())
 }
 
-/// Splits a munk-less chunk whose logs were adopted (see `rebuild`) in
-/// two at `at`, writing nothing: each part keeps the chunk's table and
+/// Splits a munk-less chunk whose logs were adopted or sorted into runs
+/// (see `rebuild`) at the keys `at` (ascending, strictly inside its
+/// range), writing nothing: each part keeps the chunk's table and
 /// those of its (frozen) segments that may hold its keys, and gets its own
 /// new active segment. The protocol is the munk split's: the parts' new
 /// segments are published as extra logs of the chunk first, so a crash at
@@ -330,9 +442,9 @@ pub(super) fn commit_funk_split(
 /// parts replace it; then the manifest lists them. The caller holds the
 /// chunk's `funk_change` and has diverted its puts (every segment but the
 /// active one is final).
-pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> Result<()> {
+pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<Vec<u8>>) -> Result<()> {
     let started = Instant::now();
-    let segments = extra_logs(inner, chunk, 2)?;
+    let segments = extra_logs(inner, chunk, at.len() + 1)?;
     crate::failpoint::failpoint!(inner, "adopt_split.after_segments");
     let frozen = chunk.rebalance.write();
     if chunk.has_munk() || chunk.is_retired() {
@@ -345,11 +457,12 @@ pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<u8>) -> R
         return inner.poison(e);
     }
     let cut = chunk.counter.load(Ordering::Acquire);
-    let ranges = [
-        (chunk.min_key.clone(), Some(at.clone())),
-        (at, chunk.end_key.clone()),
-    ];
-    let mut children = Vec::with_capacity(2);
+    let mut froms = vec![chunk.min_key.clone()];
+    froms.extend(at);
+    let mut tos: Vec<Option<Vec<u8>>> = froms[1..].iter().cloned().map(Some).collect();
+    tos.push(chunk.end_key.clone());
+    let ranges = froms.into_iter().zip(tos);
+    let mut children = Vec::with_capacity(segments.len());
     for ((from, to), segment) in ranges.into_iter().zip(segments) {
         let part = funk.for_part(segment, &from, to.as_deref());
         let child = Arc::new(Chunk::new(inner.next_chunk_id(), from, to, part.files()));
@@ -440,4 +553,114 @@ fn rebuild_from_munk_since(
     crate::failpoint::failpoint!(inner, "split_part.before_cleanup");
     remove_unreferenced(inner, &[old.files()]);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::munk::Version;
+
+    type Key = (u32, u64);
+
+    /// Entries for keys `app | seq` (4 + 8 bytes, big-endian) with 100-byte
+    /// values: the old ones put first (counter 1), then `new` in the order
+    /// given (counters from 100), in key order.
+    fn entries(old: &[Key], new: &[Key]) -> Vec<MunkEntry> {
+        let mut all: Vec<(Key, u64)> = old.iter().map(|&k| (k, 1)).collect();
+        all.extend(new.iter().enumerate().map(|(i, &k)| (k, 100 + i as u64)));
+        all.sort_unstable();
+        all.into_iter()
+            .map(|(k, c)| MunkEntry {
+                key: key(k),
+                head: Some(Arc::new(Version::new(Some(&[7; 100]), 1, c))),
+            })
+            .collect()
+    }
+
+    fn key((app, seq): Key) -> Arc<[u8]> {
+        let mut k = app.to_be_bytes().to_vec();
+        k.extend_from_slice(&seq.to_be_bytes());
+        k.into()
+    }
+
+    fn cut(old: &[Key], new: &[Key]) -> Cut {
+        let recent: Vec<Arc<[u8]>> = new.iter().map(|&k| key(k)).collect();
+        cut_where_inserts_go(entries(old, new), 2, &recent, true)
+    }
+
+    fn sizes(cut: &Cut) -> Vec<(usize, bool)> {
+        cut.parts.iter().map(|(p, m)| (p.len(), *m)).collect()
+    }
+
+    #[test]
+    fn one_insertion_point_inside_the_range_gets_a_part_of_its_own() {
+        // App 5's older events and apps 6..9's; then 200 new events of
+        // app 5, with one of app 8 put halfway through.
+        let mut old: Vec<Key> = (0..300).map(|s| (5, s)).collect();
+        old.extend((6..10).flat_map(|a| (0..50).map(move |s| (a, s))));
+        let mut new: Vec<Key> = (300..400).map(|s| (5, s)).collect();
+        new.push((8, 1000));
+        new.extend((400..500).map(|s| (5, s)));
+        let cut = cut(&old, &new);
+        assert_eq!(sizes(&cut), vec![(300, true), (200, false), (201, true)]);
+        assert_eq!(cut.isolated, Some(1));
+        // The isolated part ends where app 6 begins: app 5's next events
+        // land in it.
+        assert_eq!(*cut.parts[2].0[0].key, *key((6, 0)));
+    }
+
+    #[test]
+    fn a_neighbour_whose_keys_are_all_new_stays_out_of_the_part() {
+        // App 6 has no older keys: its three events, put at random times
+        // during app 5's, are new keys right above app 5's.
+        let old: Vec<Key> = (0..100)
+            .map(|s| (5, s))
+            .chain((0..100).map(|s| (7, s)))
+            .collect();
+        let mut new: Vec<Key> = (100..200).map(|s| (5, s)).collect();
+        new.insert(10, (6, 0));
+        new.insert(50, (6, 1));
+        new.insert(90, (6, 2));
+        let cut = cut(&old, &new);
+        assert_eq!(sizes(&cut), vec![(100, true), (100, false), (103, true)]);
+        assert_eq!(*cut.parts[2].0[0].key, *key((6, 0)));
+    }
+
+    #[test]
+    fn a_run_at_the_start_of_the_range_has_no_lower_part() {
+        let old: Vec<Key> = (0..100).map(|s| (6, s)).collect();
+        let new: Vec<Key> = (0..100).map(|s| (5, s)).collect();
+        let cut = cut(&old, &new);
+        assert_eq!(sizes(&cut), vec![(100, false), (100, true)]);
+        assert_eq!(cut.isolated, Some(0));
+    }
+
+    #[test]
+    fn new_keys_at_the_end_of_the_range_cut_off_the_settled_part() {
+        let old: Vec<Key> = (0..600).map(|s| (5, s)).collect();
+        let new: Vec<Key> = (600..1000).map(|s| (5, s)).collect();
+        let cut = cut(&old, &new);
+        assert_eq!(sizes(&cut), vec![(600, true), (400, false)]);
+        assert_eq!(cut.isolated, None);
+    }
+
+    #[test]
+    fn scattered_new_keys_cut_equal_parts_with_munks() {
+        // Every third key new: no stretch, nowhere settled.
+        let old: Vec<Key> = (0..900).filter(|s| s % 3 != 0).map(|s| (5, s)).collect();
+        let new: Vec<Key> = (0..900).step_by(3).map(|s| (5, s)).collect();
+        let cut = cut(&old, &new);
+        assert_eq!(sizes(&cut), vec![(450, false), (450, false)]);
+        assert_eq!(cut.isolated, None);
+    }
+
+    #[test]
+    fn new_keys_that_did_not_arrive_in_key_order_are_not_isolated() {
+        // Random puts into a gap of the key space: new neighbours, but not
+        // appends.
+        let old: Vec<Key> = (0..100).chain(300..400).map(|s| (5, s)).collect();
+        let new: Vec<Key> = (100..300).rev().map(|s| (5, s)).collect();
+        let cut = cut(&old, &new);
+        assert_eq!(cut.isolated, None);
+    }
 }
