@@ -199,11 +199,19 @@ impl Failure {
                 path.display()
             ))
             .hint("use a newer evendb build"),
-            evendb::Error::Poisoned(why) => Failure::new(format!(
-                "{action}: writes to the store at {} stopped after an earlier failure ({why})",
-                db.display()
-            ))
-            .hint("fix the cause (disk full? permissions?) and run the command again"),
+            evendb::Error::Poisoned(why) => {
+                let f = Failure::new(format!(
+                    "{action}: writes to the store at {} stopped after an earlier failure ({why})",
+                    db.display()
+                ));
+                // A background write (a table, a run) may be what met the
+                // full disk first: the puts then fail for the poison.
+                if disk_full(&why) {
+                    f.hint("free some disk space and run the command again")
+                } else {
+                    f.hint("fix the cause (disk full? permissions?) and run the command again")
+                }
+            }
             evendb::Error::InvalidArgument(why) => {
                 Failure::new(format!("{action}: invalid argument: {why}"))
             }
@@ -224,6 +232,16 @@ impl Failure {
         };
         f.code(code)
     }
+}
+
+/// True if a poisoned store's cause, as the engine worded it, is a full
+/// disk (the operating system's words for ENOSPC, or the error kind's).
+fn disk_full(why: &str) -> bool {
+    let os = io::Error::from_raw_os_error(28).to_string();
+    let os = os.split(" (os error").next().unwrap_or_default();
+    [os, "No space left on device", "storage full"]
+        .iter()
+        .any(|m| !m.is_empty() && why.contains(m))
 }
 
 impl fmt::Display for Failure {
@@ -354,5 +372,21 @@ mod tests {
         let hint = f.hint.unwrap();
         assert!(hint.contains("backup"), "{hint}");
         assert!(hint.contains("evendb --db /s repair --out"), "{hint}");
+    }
+
+    #[test]
+    fn a_store_poisoned_by_a_full_disk_says_to_free_space() {
+        let full = evendb::Error::Poisoned(format!(
+            "I/O error on /s/000015.tbl: {}",
+            io::Error::from_raw_os_error(28)
+        ));
+        let f = Failure::engine("cannot load line 7 of f", Path::new("/s"), full);
+        assert!(
+            f.hint.as_deref().unwrap().contains("free some disk space"),
+            "{f}"
+        );
+        let other = evendb::Error::Poisoned("I/O error on /s/000015.tbl: permission denied".into());
+        let f = Failure::engine("cannot load line 7 of f", Path::new("/s"), other);
+        assert!(!f.hint.as_deref().unwrap().contains("free some"), "{f}");
     }
 }
