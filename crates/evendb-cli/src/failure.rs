@@ -237,11 +237,7 @@ impl Failure {
 /// True if a poisoned store's cause, as the engine worded it, is a full
 /// disk (the operating system's words for ENOSPC, or the error kind's).
 fn disk_full(why: &str) -> bool {
-    let os = io::Error::from_raw_os_error(28).to_string();
-    let os = os.split(" (os error").next().unwrap_or_default();
-    [os, "No space left on device", "storage full"]
-        .iter()
-        .any(|m| !m.is_empty() && why.contains(m))
+    why.contains("No space left on device") || why.contains("storage full")
 }
 
 impl fmt::Display for Failure {

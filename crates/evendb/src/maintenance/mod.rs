@@ -17,6 +17,7 @@
 //! - With no maintenance threads, the operation that needs the work runs it
 //!   before returning (deterministic, for tests and one-shot tools).
 
+mod appends;
 mod files;
 mod idle;
 mod merge;

@@ -23,7 +23,6 @@
 
 use super::files::{install, new_segment, remove_unreferenced, TableOutput};
 use super::{count, gc_group, split};
-use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
@@ -188,7 +187,7 @@ fn split_if_large(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 /// them, like an adopting one.
 ///
 /// Unlike an adoption, a run is not refused when log filters are large
-/// ([`logs_have_room`]): it replaces the unsorted log's directory (12
+/// (`room::logs_have_room`): it replaces the unsorted log's directory (12
 /// bytes a record) with a smaller filter and block index (a log shared
 /// by split parts keeps its directory until the last of them lets go).
 /// Measured reason: at 8x the memory, with the filters past their third
@@ -234,9 +233,11 @@ pub(crate) fn compact_log(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
 /// run found one, else [`split_if_large`]; the new segments' filters are
 /// growth the budget cannot refuse.
 fn run_and_split(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) -> Result<()> {
-    match write_run(inner, chunk, own)? {
-        Some(cuts) if !cuts.is_empty() => split::adopt_split(inner, chunk, cuts)?,
-        _ => split_if_large(inner, chunk)?,
+    let cuts = write_run(inner, chunk, own)?;
+    if cuts.is_empty() {
+        split_if_large(inner, chunk)?;
+    } else {
+        split::adopt_split(inner, chunk, cuts)?;
     }
     super::room::keep_floor(inner);
     Ok(())
@@ -249,9 +250,9 @@ fn run_and_split(inner: &DbInner, chunk: &Arc<Chunk>, own: &MutexGuard<'_, ()>) 
 /// each with its version and counter; syncs and freezes it (it is banded)
 /// and publishes it in place of the diverted one.
 ///
-/// Returns where to cut the chunk so that each of its places taking
-/// time-ordered appends has a part of its own, if the run shows such
-/// places inside its range (see [`InsertionPoints`]): such a part's next
+/// Returns where to cut the chunk (none if nowhere) so that each of its
+/// places taking time-ordered appends has a part of its own, if the run
+/// shows such places inside its range (see `appends`): such a part's next
 /// logs come in key order and are adopted as they are, where every log
 /// of the chunk, mixing the keys of several places, would have to be
 /// sorted again.
@@ -259,7 +260,7 @@ fn write_run(
     inner: &DbInner,
     chunk: &Arc<Chunk>,
     own: &MutexGuard<'_, ()>,
-) -> Result<Option<Vec<Vec<u8>>>> {
+) -> Result<Vec<Vec<u8>>> {
     let started = Instant::now();
     let (_, _, _) = divert(inner, chunk, own)?;
     let now = chunk
@@ -273,7 +274,7 @@ fn write_run(
         .cloned()
         .collect();
     if unsorted.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let w = inner.versions.refresh_watermark();
     // The images read, and what the run's directory, filters and span take
@@ -296,7 +297,7 @@ fn write_run(
     let mut pos = 0;
     let mut synced = 0;
     let tombstones = inner.tombstones.load();
-    let mut places = InsertionPoints::default();
+    let mut places = super::appends::InsertionPoints::default();
     while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
         // Paced writeback, as tables do (`BYTES_PER_SYNC`).
         if run.appended() >= synced + crate::funk::table::BYTES_PER_SYNC {
@@ -347,10 +348,10 @@ fn write_run(
     stats::add(&c.log_runs, 1);
     stats::add(&c.run_bytes_written, written);
     stats::add(&c.rebuild_micros, stats::micros(started));
-    if !logs_have_room(inner) {
+    if !super::room::logs_have_room(inner) {
         // The parts' banded logs could not be adopted: each would be
         // rebuilt whole instead of sorted into a run.
-        return Ok(None);
+        return Ok(Vec::new());
     }
     // Each stretch's part ends at the first key of the chunk above it:
     // the run's next key may lie above other apps' older keys, whose next
@@ -370,7 +371,7 @@ fn write_run(
     // (Cut only strictly inside the chunk's range.)
     let (from, to) = (&chunk.min_key, chunk.end_key.as_deref());
     cuts.retain(|k| k.as_slice() > from.as_slice() && to.is_none_or(|t| k.as_slice() < t));
-    Ok(Some(cuts))
+    Ok(cuts)
 }
 
 /// The smallest live key of `funk` above `after` and below `below`.
@@ -389,91 +390,6 @@ fn next_key(inner: &DbInner, funk: &Funk, after: &[u8], below: &[u8]) -> Result<
     keys.next().transpose().map(|k| k.map(|(k, _)| k))
 }
 
-/// The fewest keys a run of time-ordered appends must hold for a split to
-/// give it a chunk of its own (fewer say little about where puts go).
-const INSERTION_RUN_MIN: usize = 32;
-
-/// Puts by which a key may arrive before a smaller one (than the largest
-/// put before it in the stretch) and still count as arriving in key order:
-/// writer threads interleave their puts. Below [`INSERTION_RUN_MIN`], so
-/// keys put in descending order never make a stretch.
-pub(super) const ARRIVAL_SLACK: u64 = 16;
-
-/// True if a key put with counter `counter` goes on a stretch of keys put
-/// in key order whose largest counter so far is `latest`.
-pub(super) fn in_arrival_order(latest: u64, counter: u64) -> bool {
-    counter + ARRIVAL_SLACK > latest
-}
-
-/// Where a chunk takes time-ordered appends, from the keys of a run fed
-/// in key order with the counters of their puts: the stretches of
-/// consecutive keys that also arrived in key order ([`in_arrival_order`]).
-/// Such a stretch is one app's new events: apps' key ranges do not
-/// interleave, so the keys of one are neighbours among the run's, and a
-/// key of another app put meanwhile breaks the arrival order at either
-/// end.
-#[derive(Default)]
-struct InsertionPoints {
-    /// Keys fed.
-    keys: usize,
-    /// The stretch being fed, and its largest counter.
-    current: Option<(Stretch, u64)>,
-    /// Stretches of at least [`INSERTION_RUN_MIN`] keys.
-    long: Vec<Stretch>,
-}
-
-/// A stretch of keys that arrived in key order (see [`InsertionPoints`]).
-struct Stretch {
-    first: Vec<u8>,
-    last: Vec<u8>,
-    keys: usize,
-    /// The run's next key (`None` while this is the last stretch).
-    above: Option<Vec<u8>>,
-}
-
-impl InsertionPoints {
-    fn add(&mut self, key: &[u8], counter: u64) {
-        self.keys += 1;
-        if let Some((stretch, latest)) = &mut self.current {
-            if in_arrival_order(*latest, counter) {
-                stretch.keys += 1;
-                *latest = (*latest).max(counter);
-                stretch.last.clear();
-                stretch.last.extend_from_slice(key);
-                return;
-            }
-        }
-        self.end_stretch(Some(key));
-        let stretch = Stretch {
-            first: key.to_vec(),
-            last: key.to_vec(),
-            keys: 1,
-            above: None,
-        };
-        self.current = Some((stretch, counter));
-    }
-
-    fn end_stretch(&mut self, above: Option<&[u8]>) {
-        if let Some((mut stretch, _)) = self.current.take() {
-            if stretch.keys >= INSERTION_RUN_MIN {
-                stretch.above = above.map(<[u8]>::to_vec);
-                self.long.push(stretch);
-            }
-        }
-    }
-
-    /// The stretches holding at least an eighth of the keys (and
-    /// [`INSERTION_RUN_MIN`]), in key order. Cut at a stretch's first key
-    /// and above its last, the part between takes the app's next events
-    /// and, most likely, no other key.
-    fn stretches(mut self) -> Vec<Stretch> {
-        self.end_stretch(None);
-        let least = self.keys / 8;
-        self.long.retain(|s| s.keys >= least);
-        self.long
-    }
-}
-
 /// Band sections a log must span to be written as a run: fewer, and
 /// tiny logs would make many tiny files.
 const RUN_SECTIONS: u64 = 2;
@@ -482,18 +398,6 @@ const RUN_SECTIONS: u64 = 2;
 /// before a rebalance merges them into a table: each one a gets and
 /// scans consult in turn.
 const ADOPTED_MAX: usize = 8;
-
-/// True while log filters and indexes (which cannot be evicted) take under
-/// a third of the memory budget: past that, rebalances merge logs into
-/// tables (whose indexes are smaller) instead of adopting more of them.
-/// (At 8x the memory, 2 GiB of adopted logs take 22 MiB of a 64 MiB
-/// budget, so adoptions stop there; half the budget let them, and runs,
-/// go on, but the process was then killed by its 256 MiB cgroup in one
-/// run of two, before munk-era logs were flushed at eviction and merged
-/// through indexes.)
-pub(super) fn logs_have_room(inner: &DbInner) -> bool {
-    inner.budget.kind_used(Kind::Filters) < inner.budget.limit() / 3
-}
 
 /// True if a munk-less chunk's rebalance may adopt its new log (banded,
 /// over enough sections to tell) once a run sorts the few unsorted bytes
@@ -506,31 +410,35 @@ pub(super) fn logs_have_room(inner: &DbInner) -> bool {
 /// log filters and indexes to 94 MiB of a 64 MiB budget, and ingestion
 /// fell from 157K to 12K events/s.)
 fn adoptable_after_sorting(inner: &DbInner, chunk: &Chunk) -> bool {
-    logs_have_room(inner)
-        && chunk.funk().is_some_and(|f| {
-            let unsorted: u64 = f
-                .frozen
-                .iter()
-                .filter(|l| !l.is_banded())
-                .map(|l| l.appended())
-                .sum();
-            f.frozen.len() < ADOPTED_MAX
-                && !chunk.has_munk()
-                && f.active.is_tested_banded()
-                && unsorted <= inner.opts.max_log_size / 4
-        })
+    keeps_logs(inner, chunk, |f| {
+        let unsorted: u64 = f
+            .frozen
+            .iter()
+            .filter(|l| !l.is_banded())
+            .map(|l| l.appended())
+            .sum();
+        unsorted <= inner.opts.max_log_size / 4
+    })
 }
 
 /// True if a munk-less chunk's rebalance may adopt its logs instead of
 /// rebuilding: every segment is banded (see `funk::log`), the active one
 /// over enough sections to tell, and it has fewer than [`ADOPTED_MAX`].
 fn adoptable(inner: &DbInner, chunk: &Chunk) -> bool {
-    logs_have_room(inner)
+    keeps_logs(inner, chunk, |f| f.logs().all(|l| l.is_banded()))
+}
+
+/// What [`adoptable`] and [`adoptable_after_sorting`] share: log filters
+/// have room, the chunk has no munk and fewer than [`ADOPTED_MAX`] frozen
+/// segments, its active one is banded over enough sections to tell, and
+/// `logs` accepts the rest.
+fn keeps_logs(inner: &DbInner, chunk: &Chunk, logs: impl Fn(&Funk) -> bool) -> bool {
+    super::room::logs_have_room(inner)
         && chunk.funk().is_some_and(|f| {
             f.frozen.len() < ADOPTED_MAX
                 && !chunk.has_munk()
                 && f.active.is_tested_banded()
-                && f.logs().all(|l| l.is_banded())
+                && logs(&f)
         })
 }
 
@@ -634,74 +542,4 @@ pub(super) fn rebuild_locked(
     crate::failpoint::failpoint!(inner, "rebalance.before_cleanup");
     remove_unreferenced(inner, &[old_files]);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The cuts [`InsertionPoints`] finds in a run of the keys
-    /// `app | seq` that were put in the order `order`.
-    fn cuts(order: &[(u32, u32)]) -> Vec<Vec<u8>> {
-        let mut run: Vec<(Vec<u8>, u64)> = order
-            .iter()
-            .enumerate()
-            .map(|(c, &(app, seq))| (key(app, seq), c as u64))
-            .collect();
-        run.sort_unstable();
-        let mut places = InsertionPoints::default();
-        for (k, c) in &run {
-            places.add(k, *c);
-        }
-        let mut cuts = Vec::new();
-        for s in places.stretches() {
-            cuts.push(s.first);
-            cuts.extend(s.above);
-        }
-        cuts
-    }
-
-    fn key(app: u32, seq: u32) -> Vec<u8> {
-        let mut k = app.to_be_bytes().to_vec();
-        k.extend_from_slice(&seq.to_be_bytes());
-        k
-    }
-
-    #[test]
-    fn each_app_taking_appends_gets_cut_out() {
-        // Apps 2 and 7 append 200 events each, interleaved; apps 1, 5 and
-        // 9 a few, at random times.
-        let mut order = Vec::new();
-        for s in 0..200 {
-            order.push((2, s));
-            order.push((7, s));
-            if s % 40 == 3 {
-                order.push((1 + (s % 3) * 4, s));
-            }
-        }
-        let cuts = cuts(&order);
-        assert_eq!(
-            cuts,
-            vec![key(2, 0), key(5, 43), key(7, 0), key(9, 83)],
-            "cut around apps 2 and 7, up to the next key of another app"
-        );
-    }
-
-    #[test]
-    fn neighbouring_puts_swapped_by_writer_threads_stay_one_stretch() {
-        // Two threads put one app's events: neighbours swap.
-        let mut order: Vec<(u32, u32)> = (0..300).map(|s| (4, s ^ 1)).collect();
-        order.insert(150, (6, 0));
-        assert_eq!(cuts(&order), vec![key(4, 0), key(6, 0)]);
-    }
-
-    #[test]
-    fn keys_put_out_of_order_make_no_stretch() {
-        let order: Vec<(u32, u32)> = (0..300).rev().map(|s| (4, s)).collect();
-        assert!(cuts(&order).is_empty());
-        let mut rng = fastrand::Rng::with_seed(7);
-        let mut order: Vec<(u32, u32)> = (0..300).map(|s| (4, s)).collect();
-        rng.shuffle(&mut order);
-        assert!(cuts(&order).is_empty());
-    }
 }

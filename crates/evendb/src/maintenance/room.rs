@@ -191,6 +191,18 @@ pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) ->
     inner.budget.free() >= target
 }
 
+/// True while log filters and indexes (which cannot be evicted) take under
+/// a third of the memory budget: past that, rebalances merge logs into
+/// tables (whose indexes are smaller) instead of adopting more of them.
+/// (At 8x the memory, 2 GiB of adopted logs take 22 MiB of a 64 MiB
+/// budget, so adoptions stop there; half the budget let them, and runs,
+/// go on, but the process was then killed by its 256 MiB cgroup in one
+/// run of two, before munk-era logs were flushed at eviction and merged
+/// through indexes.)
+pub(super) fn logs_have_room(inner: &DbInner) -> bool {
+    inner.budget.kind_used(Kind::Filters) < inner.budget.limit() / 3
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,7 @@
 //! its own new active segment. Publish them, then, under the old chunk's
 //! `rebalance` lock, retire it and swap the parts into the index.
 
+use super::appends::{InsertionPoints, Stretch};
 use super::count;
 use super::files::{install, new_segment, record, remove_unreferenced, TableOutput};
 use crate::chunk::Chunk;
@@ -123,7 +124,7 @@ pub(super) fn munk_split(
         entries,
         parts,
         &munk.recent_keys(),
-        super::rebuild::logs_have_room(inner),
+        super::room::logs_have_room(inner),
     );
     let cut = chunk.counter.load(Ordering::Acquire);
     // The parts take over the old munk's charge for the chains they share.
@@ -255,10 +256,6 @@ struct Cut {
     isolated: Option<usize>,
 }
 
-/// The fewest new keys a run of them must hold for a split to give it a
-/// chunk of its own (fewer say little about where puts go).
-const ISOLATED_RUN_MIN: usize = 32;
-
 /// Cuts a munk's entries for a split, where the puts since the munk was
 /// built (its new keys) say the next ones will go. With two parts due:
 ///
@@ -278,7 +275,7 @@ const ISOLATED_RUN_MIN: usize = 32;
 ///
 /// Otherwise, `parts` parts of equal size, all with munks. `isolate`
 /// false leaves out the first case: when log filters are too large for
-/// adoptions (`rebuild::logs_have_room`), the part's banded logs would be
+/// adoptions (`room::logs_have_room`), the part's banded logs would be
 /// rebuilt whole rather than adopted.
 fn cut_where_inserts_go(
     entries: Vec<MunkEntry>,
@@ -331,41 +328,40 @@ fn cut_where_inserts_go(
     }
 }
 
-/// The entries `[from, to)` of the longest stretch of consecutive new
-/// keys (`recent`, sorted) that also arrived in key order (their newest
-/// versions' counters: `rebuild::in_arrival_order`): one app's new
-/// events, whose key range no other app's keys interleave; a key of a
-/// neighbour put meanwhile (an app whose every key is new too) breaks the
-/// arrival order. Returned if it holds a quarter of the new keys, at least
-/// [`ISOLATED_RUN_MIN`], and older keys lie above it.
+/// The entries `[from, to)` of the longest stretch of new keys (`recent`,
+/// sorted) that are neighbours and arrived in key order (see `appends`,
+/// with their newest versions' counters; a neighbour app whose every key
+/// is new too breaks the arrival order). Returned if it holds a quarter of
+/// the new keys and older keys lie above it.
 fn isolated_run(entries: &[MunkEntry], recent: &[&[u8]]) -> Option<(usize, usize)> {
-    let counter = |e: &MunkEntry| e.head.as_ref().map_or(0, |h| h.counter);
-    let mut news = 0;
-    let (mut best, mut start, mut latest) = ((0, 0), None::<usize>, 0);
+    let mut places = InsertionPoints::default();
     let mut r = 0;
-    for (i, e) in entries.iter().enumerate() {
+    for e in entries {
         while r < recent.len() && recent[r] < &*e.key {
             r += 1;
         }
-        let new = r < recent.len() && recent[r] == &*e.key;
-        news += usize::from(new);
-        if new && start.is_some() && super::rebuild::in_arrival_order(latest, counter(e)) {
-            latest = latest.max(counter(e));
-            continue;
+        if r < recent.len() && recent[r] == &*e.key {
+            places.add(&e.key, e.head.as_ref().map_or(0, |h| h.counter));
+        } else {
+            places.interrupt(&e.key);
         }
-        if let Some(s) = start {
-            if i - s > best.1 - best.0 {
-                best = (s, i);
-            }
-        }
-        start = new.then_some(i);
-        latest = counter(e);
     }
-    // A stretch reaching the last entry has no older keys above it: the
-    // settled cut is the one for it.
-    let (from, to) = best;
-    let run = to - from;
-    (run >= ISOLATED_RUN_MIN && run * 4 >= news).then_some((from, to))
+    let news = places.keys();
+    // The longest (the first of equals); one reaching the last entry has
+    // no older keys above it: the settled cut is the one for it.
+    let best = places
+        .stretches()
+        .into_iter()
+        .filter(|s| s.above.is_some())
+        .fold(None::<Stretch>, |best, s| match best {
+            Some(b) if b.keys >= s.keys => Some(b),
+            _ => Some(s),
+        })?;
+    if best.keys * 4 < news {
+        return None;
+    }
+    let at = |k: &[u8]| entries.partition_point(|e| *e.key < *k);
+    Some((at(&best.first), at(best.above.as_deref()?)))
 }
 
 /// Commits a funk split: `outputs` (first key, table) per part. The parts

@@ -190,8 +190,11 @@ impl BandedScan {
         if above {
             self.pending.extend(read);
         } else {
-            let older = std::mem::take(&mut self.pending);
-            self.pending = merge_sorted(older.into_iter(), read.into_iter());
+            // Two sorted runs, the older first: the stable sort merges them.
+            let mut all = Vec::from(std::mem::take(&mut self.pending));
+            all.extend(read);
+            all.sort_by(|a, b| a.0.cmp(&b.0));
+            self.pending = all.into();
         }
         Ok(())
     }
@@ -252,25 +255,6 @@ impl BandedScan {
             "records of a key taken before all of them were read"
         );
         out
-    }
-}
-
-/// The items of two sequences sorted by key, merged in order (of equal
-/// keys, `a`'s first).
-fn merge_sorted<K: Ord, V>(
-    a: impl Iterator<Item = (K, V)>,
-    b: impl Iterator<Item = (K, V)>,
-) -> VecDeque<(K, V)> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    let mut out = VecDeque::with_capacity(a.size_hint().0 + b.size_hint().0);
-    loop {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some((x, _)), Some((y, _))) => x <= y,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return out,
-        };
-        out.extend(if take_a { a.next() } else { b.next() });
     }
 }
 
