@@ -236,6 +236,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "puts",
     "deletes",
     "range_deletes",
+    "chunks_dropped",
     "batches",
     // The `Sync` commit journal.
     "journal_",

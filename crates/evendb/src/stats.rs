@@ -118,6 +118,12 @@ stats! {
         batches,
         /// Range and prefix deletes.
         range_deletes,
+        /// Chunks wholly inside a range delete dropped without reading them
+        /// (their files replaced by one empty chunk's).
+        chunks_dropped,
+        /// Range deletes removed from the manifest once no chunk held a
+        /// record they delete.
+        range_deletes_retired,
         /// Fsyncs of the `Sync` commit journal (each covers every write
         /// journaled before it).
         journal_syncs,
@@ -272,6 +278,9 @@ stats! {
         chunks,
         /// Chunks that have a munk (are held in memory).
         munks,
+        /// Range deletes the store keeps (every read checks them): those
+        /// not yet reclaimed and retired.
+        range_tombstones,
         /// Snapshots and scans holding old versions.
         active_snapshots,
         /// Snapshots and scans held longer than 10 seconds.

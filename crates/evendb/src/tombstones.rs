@@ -6,8 +6,9 @@
 //! **floor**). Records written after the delete have larger versions and
 //! stay. Rebuilds drop the records a tombstone deletes once no reader can
 //! need them (the tombstone is at or below the oldest needed version).
-//! Tombstones are kept in the manifest; they are few (one per range
-//! delete), and a store with none pays one empty check per read.
+//! Tombstones are kept in the manifest until no chunk holds a record one
+//! deletes (see `db/range_delete.rs`); a store with none pays one empty
+//! check per read.
 
 /// One range delete.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,16 @@ pub(crate) struct RangeTombstone {
 impl RangeTombstone {
     pub fn covers(&self, key: &[u8]) -> bool {
         key >= self.lo.as_slice() && self.hi.as_deref().is_none_or(|h| key < h)
+    }
+
+    /// True if the tombstone's range holds all of `[lo, hi)`.
+    pub fn contains(&self, lo: &[u8], hi: Option<&[u8]>) -> bool {
+        self.lo.as_slice() <= lo
+            && match (&self.hi, hi) {
+                (None, _) => true,
+                (Some(_), None) => false,
+                (Some(th), Some(h)) => h <= th.as_slice(),
+            }
     }
 
     /// True if the tombstone's range meets `[lo, hi)`.
@@ -45,9 +56,16 @@ impl Tombstones {
         self.list.is_empty()
     }
 
-    #[cfg(test)]
+    /// The tombstones, oldest first.
     pub fn list(&self) -> &[RangeTombstone] {
         &self.list
+    }
+
+    /// The same tombstones but those in `gone`.
+    pub fn without(&self, gone: &[RangeTombstone]) -> Tombstones {
+        let mut list = self.list.clone();
+        list.retain(|t| !gone.contains(t));
+        Tombstones { list }
     }
 
     /// The same tombstones and `t`.
@@ -60,15 +78,22 @@ impl Tombstones {
     /// True if one tombstone at or below `max_version` covers all of
     /// `[lo, hi)` (`hi = None`: to the end).
     pub fn cover(&self, lo: &[u8], hi: Option<&[u8]>, max_version: u64) -> bool {
-        self.list.iter().any(|t| {
-            t.version <= max_version
-                && t.lo.as_slice() <= lo
-                && match (&t.hi, hi) {
-                    (None, _) => true,
-                    (Some(_), None) => false,
-                    (Some(th), Some(h)) => h <= th.as_slice(),
-                }
-        })
+        self.covering(lo, hi, max_version).is_some()
+    }
+
+    /// The newest tombstone at or below `max_version` that covers all of
+    /// `[lo, hi)` (`hi = None`: to the end).
+    pub fn covering(
+        &self,
+        lo: &[u8],
+        hi: Option<&[u8]>,
+        max_version: u64,
+    ) -> Option<&RangeTombstone> {
+        self.list
+            .iter()
+            .rev()
+            .filter(|t| t.version <= max_version)
+            .find(|t| t.contains(lo, hi))
     }
 
     /// True if a tombstone at or below `max_version` meets `[lo, hi)`.
@@ -124,5 +149,17 @@ mod tests {
             "not for a reader below both"
         );
         assert!(ts.cover(b"x", None, 10));
+        assert_eq!(
+            ts.covering(b"b", Some(b"c"), u64::MAX).map(|t| t.version),
+            Some(20),
+            "the newest of the two covering"
+        );
+        assert_eq!(
+            ts.covering(b"b", Some(b"e"), u64::MAX).map(|t| t.version),
+            Some(10)
+        );
+        assert!(ts.covering(b"0", Some(b"c"), u64::MAX).is_none());
+        let left = ts.without(&[ts.list()[1].clone()]);
+        assert_eq!(left.list(), &[t("a", None, 10)][..]);
     }
 }

@@ -41,6 +41,10 @@ const POINTS: &[&str] = &[
     "journal.after_rename",
     "range_delete.before_publish",
     "range_delete.after_publish",
+    "range_delete.before_retire",
+    "drop_run.after_segment",
+    "drop_run.after_swap",
+    "drop_run.after_publish",
     "checkpoint.after_snapshot",
     "checkpoint.before_record",
     "checkpoint.after_record",
@@ -148,6 +152,16 @@ fn workload(db: &Db, trap: &Trap, ops: u32, rng: &mut fastrand::Rng, p: &mut Pen
             }
             continue;
         }
+        if trap.point.starts_with("drop_run.") && roll < 2 {
+            // Whole apps: the chunks inside are dropped unread.
+            let (a, b) = (rng.u8(0..12), rng.u8(0..12));
+            let lo = format!("{:02}|", a.min(b));
+            let hi = format!("{:02}|", a.max(b) + 1);
+            if !p.delete_range(db, lo.as_bytes(), hi.as_bytes(), false) {
+                return;
+            }
+            continue;
+        }
         if trap.batches() && roll < 30 {
             let mut batch = evendb::WriteBatch::new();
             for _ in 0..rng.usize(2..10) {
@@ -225,9 +239,14 @@ fn crash_at(point: &'static str, rng: &mut fastrand::Rng, ops: u32) -> Option<(T
         // Batches come every few writes: let a random number of them
         // commit first, so the crash has acknowledged ones to lose.
         skip: Arc::new(
-            (if point.starts_with("batch.") || point.starts_with("range_delete.") {
+            (if point.starts_with("batch.")
+                || point.ends_with("_publish") && point.starts_with("range_delete.")
+            {
                 rng.u64(5..80)
-            } else if point.starts_with("journal.") {
+            } else if point.starts_with("journal.")
+                || point.starts_with("drop_run.")
+                || point == "range_delete.before_retire"
+            {
                 rng.u64(0..3)
             } else {
                 0

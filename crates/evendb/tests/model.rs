@@ -267,7 +267,13 @@ fn random_sequences_match_a_btreemap() {
         t.log_runs += s.log_runs;
         t.batches += s.batches;
         t.range_deletes += s.range_deletes;
+        t.chunks_dropped += s.chunks_dropped;
+        t.range_deletes_retired += s.range_deletes_retired;
     }
+    eprintln!(
+        "{} range deletes, {} chunks dropped whole, {} range deletes retired",
+        t.range_deletes, t.chunks_dropped, t.range_deletes_retired
+    );
     eprintln!(
         "{n} sequences x 400 ops: {} splits, {} merges, {} funk rebalances, {} munk loads, \
          {} munk evictions, {} munk rebalances, {} adopted logs, {} runs, {} batches",
@@ -295,6 +301,10 @@ fn random_sequences_match_a_btreemap() {
     );
     assert!(t.batches > 0, "the op mix must write batches");
     assert!(t.range_deletes > 0, "the op mix must delete ranges");
+    assert!(
+        t.chunks_dropped > 0 && t.range_deletes_retired > 0,
+        "the op mix must drop chunks a range delete took whole and retire range deletes"
+    );
 }
 
 /// The model test with several threads on one store: each thread owns the

@@ -280,3 +280,133 @@ fn readers_never_see_part_of_a_range_delete() {
     });
     assert_eq!(db.stats().range_deletes, 60);
 }
+
+/// The chunks wholly inside `[lo, hi)`.
+fn inside(db: &Db, lo: &[u8], hi: &[u8]) -> Vec<evendb::ChunkInfo> {
+    db.chunks()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.min_key.as_slice() >= lo && c.end_key.as_deref().is_some_and(|e| e <= hi))
+        .collect()
+}
+
+#[test]
+fn chunks_a_range_delete_takes_whole_are_dropped_unread_and_the_delete_retires() {
+    for mode in ["buffered", "sync"] {
+        let fs = MemFs::new();
+        let opts = || {
+            let o = Options::default()
+                .storage(Arc::new(fs.clone()))
+                .max_chunk_size(32 << 10)
+                .max_log_size(8 << 10)
+                .block_size(1024)
+                .memory_budget(16 << 10)
+                .maintenance_threads(0);
+            if mode == "sync" {
+                o.durability(evendb::Durability::Sync)
+            } else {
+                o
+            }
+        };
+        let db = opts().open(common::dir()).unwrap();
+        fill(&db);
+        db.compact().unwrap();
+        db.flush().unwrap();
+        let before = db.chunks().unwrap().len();
+        let whole = inside(&db, b"app01|", b"app03|");
+        assert!(whole.len() >= 4, "{mode}: {} chunks inside", whole.len());
+        let whole_bytes: u64 = whole.iter().map(|c| c.table_bytes + c.log_bytes).sum();
+        // A write just before the delete: in `Sync` mode, in the journal
+        // only (its chunk log is not synced yet). No replay may bring it
+        // back once the delete has left the manifest.
+        db.put(key(1, 9), b"before").unwrap();
+        let read_before = fs.bytes_read();
+        // (In `Sync` mode no checkpoint needs to pass the delete: it is
+        // reclaimed at once.)
+        db.delete_range("app01|".as_bytes().."app03|".as_bytes())
+            .unwrap();
+        // A write after the delete, inside its range, stays.
+        db.put(key(2, 77), b"after").unwrap();
+        let s0 = db.stats();
+        assert_eq!(s0.range_tombstones, 1, "{mode}");
+        // The checkpoint passes the delete: the reclaim runs (inline: no
+        // maintenance threads), then the delete retires.
+        db.flush().unwrap();
+        let read = fs.bytes_read() - read_before;
+        let s = db.stats();
+        assert!(
+            s.chunks_dropped as usize >= whole.len() - 1,
+            "{mode}: {} of {} chunks dropped",
+            s.chunks_dropped,
+            whole.len()
+        );
+        // The boundary chunks and the one written after the delete are
+        // read and rebuilt; the chunks dropped are not read.
+        assert!(
+            read * 2 < whole_bytes,
+            "{mode}: {read} bytes read reclaiming chunks of {whole_bytes} bytes"
+        );
+        assert_eq!(s.range_deletes_retired, 1, "{mode}");
+        assert_eq!(s.range_tombstones, 0, "{mode}");
+        assert!(
+            db.chunks().unwrap().len() + whole.len() / 2 < before,
+            "{mode}: {} chunks left of {before}",
+            db.chunks().unwrap().len()
+        );
+        let check = |db: &Db, when: &str| {
+            assert_eq!(count(db, "app00|"), 3000, "{mode} {when}");
+            assert_eq!(count(db, "app01|"), 0, "{mode} {when}");
+            assert_eq!(
+                common::all(db)
+                    .into_iter()
+                    .filter(|(k, _)| k.starts_with(b"app02|"))
+                    .collect::<Vec<_>>(),
+                vec![(key(2, 77), b"after".to_vec())],
+                "{mode} {when}"
+            );
+            assert_eq!(count(db, "app03|"), 3000, "{mode} {when}");
+        };
+        check(&db, "after the reclaim");
+        // Writes go on in the dropped range.
+        db.put(key(1, 5), b"later").unwrap();
+        db.flush().unwrap();
+        // A power loss: the delete must stay whole, though the manifest
+        // no longer lists it.
+        std::mem::forget(db);
+        fs.crash(evendb::vfs::CrashMode::DropUnsynced);
+        let db = opts().open(common::dir()).unwrap();
+        assert_eq!(db.stats().range_tombstones, 0, "{mode}");
+        assert_eq!(
+            db.get(key(1, 5)).unwrap().as_deref(),
+            Some(&b"later"[..]),
+            "{mode}"
+        );
+        db.delete(key(1, 5)).unwrap();
+        check(&db, "reopened");
+        let report = db.verify_integrity().unwrap();
+        assert!(report.orphans.is_empty(), "{mode}: {report:?}");
+    }
+}
+
+#[test]
+fn a_delete_stays_while_a_snapshot_or_an_unreclaimed_chunk_needs_it() {
+    let fs = MemFs::new();
+    let db = open(&fs, 64 << 20); // munks: the boundary chunk keeps one
+    fill(&db);
+    let snap = db.snapshot();
+    db.delete_prefix("app01|").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.stats().range_tombstones, 1, "a snapshot older than it");
+    assert_eq!(snap.prefix("app01|").count(), 3000);
+    drop(snap);
+    db.flush().unwrap();
+    let s = db.stats();
+    assert_eq!(s.range_tombstones, 0, "reclaimed, then retired");
+    assert_eq!(count(&db, "app01|"), 0);
+    assert_eq!(count(&db, "app00|") + count(&db, "app02|"), 6000);
+    // Munks evicted later show the funks: nothing comes back.
+    drop(db);
+    let db = open(&fs, 16 << 10);
+    assert_eq!(count(&db, "app01|"), 0);
+    assert_eq!(common::all(&db).len(), 9000);
+}

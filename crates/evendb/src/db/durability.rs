@@ -55,8 +55,10 @@ impl DbInner {
             Durability::Sync => self.sync_logs()?,
             Durability::Buffered { .. } => self.checkpoint()?,
         }
-        // A checkpoint may have passed a range delete: its space can go.
-        self.schedule_reclaims()
+        // A checkpoint may have passed a range delete: its space can go,
+        // and a delete reclaimed already can leave the manifest.
+        self.schedule_reclaims()?;
+        self.retire_swept()
     }
 
     /// One checkpoint (see the module docs for the steps).
@@ -144,7 +146,7 @@ impl DbInner {
     /// `Sync` mode: syncs the chunk logs, then drops the journal segments
     /// whose writes were all in them (sealed first, so writes journaled
     /// meanwhile wait for the next round), keeping a few to write over.
-    fn sync_journaled(&self) -> Result<()> {
+    pub(super) fn sync_journaled(&self) -> Result<()> {
         let Some(j) = &self.journal else {
             return Ok(());
         };

@@ -574,6 +574,7 @@ impl DbInner {
         let mut s = self.counters.snapshot();
         let idx = self.index.load();
         s.chunks = idx.chunks.len() as u64;
+        s.range_tombstones = self.tombstones.load().list().len() as u64;
         s.munks = idx.chunks.iter().filter(|c| c.has_munk()).count() as u64;
         // The checkpoint's own snapshot is not a user's.
         let internal = *self.checkpoints.held.lock();
@@ -636,8 +637,11 @@ fn checkpointer(inner: &Arc<DbInner>, interval: std::time::Duration) {
                 inner.dir.display()
             );
         }
-        if let Err(e) = inner.schedule_reclaims() {
-            log::error!("queueing reclaims in {}: {e}", inner.dir.display());
+        if let Err(e) = inner
+            .schedule_reclaims()
+            .and_then(|()| inner.retire_swept())
+        {
+            log::error!("reclaiming range deletes in {}: {e}", inner.dir.display());
         }
         guard = inner.stop_lock.lock();
     }

@@ -8,9 +8,13 @@
 //!    it from then on (`tombstones`); bump the generation of the chunks
 //!    over the range so the row cache serves none of their old values.
 //! 4. Clear the announcement. Once no reader needs what the tombstone
-//!    deleted (checked now and after each checkpoint), queue a rebuild
-//!    (`task::RECLAIM`) of each chunk over the range, which drops it: the
-//!    space comes back.
+//!    deleted (checked now and after each checkpoint), queue
+//!    `task::RECLAIM` for each chunk over the range: chunks the range holds
+//!    whole are dropped without being read (`maintenance/reclaim.rs`), the
+//!    others rebuilt without what it deleted. The space comes back.
+//! 5. After a later checkpoint, once no chunk holds a record the tombstone
+//!    deletes (`retire_swept`), remove it from the manifest and from
+//!    memory: reads stop checking it.
 //!
 //! The call costs one manifest store and a pass over the chunk index:
 //! proportional to the number of chunks, not of keys.
@@ -79,6 +83,105 @@ impl DbInner {
             }
         }
         Ok(())
+    }
+
+    /// Step 5 (after each checkpoint and flush): removes from the manifest, then from memory, the range
+    /// deletes no chunk holds a record of any more. A delete qualifies once
+    /// its reclaim was queued, no reader needs what it deleted, and no
+    /// chunk over its range is still queued for reclaiming; then each such
+    /// chunk's munk and funk are read over the range, as of just below the
+    /// delete (its records only: newer ones are skipped in place), and must
+    /// hold no value. A chunk that still does (a reopen forgot the queued
+    /// reclaims) is queued again.
+    ///
+    /// No write below the delete may still be on its way: a snapshot is
+    /// taken (it waits for the puts that read an older version), and in
+    /// `Sync` mode the journal is trimmed first, so that no replay brings
+    /// such a write back once the tombstone is gone.
+    pub(crate) fn retire_swept(&self) -> Result<()> {
+        let ts = self.tombstones.load_full();
+        if ts.is_empty() || self.opts.read_only {
+            return Ok(());
+        }
+        let w = self.versions.refresh_watermark();
+        let candidates: Vec<RangeTombstone> = {
+            let pending = self.reclaims.lock();
+            ts.list()
+                .iter()
+                .filter(|t| t.version <= w && !pending.contains(t))
+                .filter(|t| {
+                    self.chunks_over(t)
+                        .iter()
+                        .all(|c| c.queued.load(Ordering::Acquire) & task::RECLAIM == 0)
+                })
+                .cloned()
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let v = self.versions.acquire_snapshot(&[], None);
+        self.versions.release(v);
+        if self.journal.is_some() {
+            let _serial = self.checkpoints.serial.lock();
+            self.sync_journaled()?;
+        }
+        let mut gone = Vec::new();
+        for t in candidates {
+            let mut swept = true;
+            for c in &self.chunks_over(&t) {
+                if self.holds_deleted(c, &t)? {
+                    swept = false;
+                    self.schedule(c, task::RECLAIM)?;
+                }
+            }
+            if swept {
+                gone.push(t);
+            }
+        }
+        if gone.is_empty() {
+            return Ok(());
+        }
+        crate::failpoint::failpoint!(self, "range_delete.before_retire");
+        self.publish(|m| m.tombstones.retain(|t| !gone.contains(t)))?;
+        self.tombstones.rcu(|cur| Arc::new(cur.without(&gone)));
+        stats::add(
+            &self.counters.local().range_deletes_retired,
+            gone.len() as u64,
+        );
+        Ok(())
+    }
+
+    /// True if `chunk` holds a value `t` deletes: one in its munk or its
+    /// funk, in `t`'s range, older than `t`, and not deleted already.
+    fn holds_deleted(&self, chunk: &crate::chunk::Chunk, t: &RangeTombstone) -> Result<bool> {
+        let lo = chunk.min_key.as_slice().max(t.lo.as_slice());
+        let hi = match (chunk.end_key.as_deref(), t.hi.as_deref()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let below = t.version - 1;
+        if let Some(m) = chunk.munk() {
+            let mut next = m.seek(lo);
+            while let Some((cell, after)) = m.at(next) {
+                if hi.is_some_and(|h| *cell.key >= *h) {
+                    break;
+                }
+                if cell.read_from(below, 0).flatten().is_some() {
+                    return Ok(true);
+                }
+                next = after;
+            }
+        }
+        let funk = self.open_funk(chunk)?;
+        let room = |n| crate::maintenance::room_for(self, n);
+        let none = Arc::new(crate::tombstones::Tombstones::default());
+        for group in funk.scan(lo, hi, below, &self.recovery, none, &room)? {
+            if group?.1.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The live chunks over a tombstone's range.

@@ -206,6 +206,17 @@ impl Funk {
         self.table.as_ref().map_or(0, |t| t.data_bytes()) + self.log_bytes()
     }
 
+    /// The largest version of any record in its files (0 for none): what
+    /// the table's footer and the segments' version ranges say.
+    pub fn max_version(&self) -> u64 {
+        let logs = self
+            .logs()
+            .filter_map(|l| l.version_range())
+            .map(|(_, hi)| hi);
+        let table = self.table.as_ref().map(|t| t.footer.max_version);
+        logs.chain(table).max().unwrap_or(0)
+    }
+
     /// The newest version of `key` that `view` admits, and where it was;
     /// `probe` counts what the log parts' filters did.
     pub fn get(

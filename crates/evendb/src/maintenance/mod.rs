@@ -24,6 +24,7 @@ mod merge;
 mod munks;
 pub(crate) mod queue;
 mod rebuild;
+mod reclaim;
 mod room;
 mod split;
 
@@ -137,7 +138,8 @@ fn run_task_unpoisoned(inner: &DbInner, chunk: &Arc<Chunk>, bits: u8) -> Result<
     {
         rebuild::compact_log(inner, chunk)?;
     }
-    if bits & task::RECLAIM != 0 && !chunk.is_retired() {
+    if bits & task::RECLAIM != 0 && !chunk.is_retired() && !reclaim::drop_deleted_run(inner, chunk)?
+    {
         compact_unpoisoned(inner, chunk)?;
     }
     if bits & task::MERGE != 0 && !chunk.is_retired() {

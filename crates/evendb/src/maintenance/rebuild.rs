@@ -472,6 +472,17 @@ pub(super) fn divert(
     Ok((old, cut, segment))
 }
 
+/// True if a range delete no reader can look past (at or below `w`)
+/// covers the chunk and is newer than every record of its `frozen` funk:
+/// the rebuild then writes nothing, and reads nothing.
+fn deleted_whole(inner: &DbInner, chunk: &Chunk, frozen: &Funk, w: u64) -> bool {
+    inner
+        .tombstones
+        .load()
+        .covering(&chunk.min_key, chunk.end_key.as_deref(), w)
+        .is_some_and(|t| frozen.max_version() < t.version)
+}
+
 /// Steps 2–5 for a chunk whose `funk_change` the caller holds; counted as
 /// `kind` unless it splits.
 pub(super) fn rebuild_locked(
@@ -499,6 +510,7 @@ pub(super) fn rebuild_locked(
             }
             out.finish()?
         }
+        None if deleted_whole(inner, chunk, &frozen, w) => Vec::new(),
         None => {
             // The merge holds the unsorted logs read whole and a few
             // blocks of each banded one: charge it, after evicting munks
