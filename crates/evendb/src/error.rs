@@ -43,10 +43,14 @@ pub enum Error {
     #[error("the store at {0} is open read-only; open it without read_only to write")]
     ReadOnly(PathBuf),
 
-    /// A read-only open of a store whose `Sync` commit journal holds
-    /// acknowledged write batches its chunk logs lack (a crash came before
-    /// they were synced): a read-only view would miss them. A read-write
-    /// open replays them (it needs a little free space).
+    /// A store whose `Sync` commit journal holds acknowledged writes its
+    /// chunk logs lack (a crash came before they were synced) could not be
+    /// shown without them.
+    ///
+    /// No longer returned: a read-only open holds those writes in memory
+    /// and shows the store as a read-write open does once it has replayed
+    /// them (see [`Options::read_only`](crate::Options::read_only)). The
+    /// variant stays so that code matching it still compiles.
     #[error(
         "the store at {dir} holds {writes} acknowledged writes only in its Sync journal; \
          open it read-write once to replay them"

@@ -131,6 +131,17 @@ impl Options {
     /// it fails: its files cannot be created). The store must exist.
     /// Default off.
     ///
+    /// After a crash in [`Durability::Sync`] mode, the commit journal may
+    /// hold acknowledged writes the chunk logs lack. A read-write open
+    /// replays them into the logs; a read-only open reads the journal and
+    /// holds, per key, the newest of those writes in memory, above the
+    /// chunks, so that it shows exactly what a read-write open shows
+    /// after its replay, without writing it. That memory (about the size
+    /// of the writes the logs lack; a journal is a few segments of at most
+    /// 16 MiB) is charged to the memory budget as write buffers
+    /// ([`Stats::memory_write_buffers`](crate::Stats::memory_write_buffers))
+    /// until the handle is dropped.
+    ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # evendb::Db::open(dir.path())?.put("k", "v")?;
@@ -141,9 +152,10 @@ impl Options {
     /// ```
     ///
     /// # Errors
-    /// None here; [`Options::open`] of a read-only store fails with
-    /// [`Error::NeedsReplay`](crate::Error::NeedsReplay) when a crash left
-    /// `Sync` journal records its logs lack (open it once for writing).
+    /// None here; [`Options::open`] of a read-only store fails as a
+    /// read-write open does on a missing directory, a directory holding no
+    /// store, a lock held by another handle, or damaged files, and never
+    /// because a write would be needed.
     pub fn read_only(mut self, on: bool) -> Self {
         self.read_only = on;
         self

@@ -145,16 +145,28 @@ const MAX_WINDOW: usize = 4096;
 const MAX_WINDOW_BYTES: usize = 4 << 20;
 
 /// The chunk a scan is reading.
-enum Source {
-    Munk {
-        munk: Arc<Munk>,
-        next: u32,
-        end_key: Option<Vec<u8>>,
-    },
-    Funk {
-        groups: Box<FunkScan>,
-        end_key: Option<Vec<u8>>,
-    },
+struct Source {
+    reader: Reader,
+    end_key: Option<Vec<u8>>,
+    /// Where the journaled writes a read-only open holds in memory (see
+    /// `recovery::replayed`) stop for this chunk: its end, or the range's.
+    replayed_end: Bound<Vec<u8>>,
+    /// The next of those writes, not returned yet.
+    replayed: Option<Pair>,
+    /// The chunk's next pair, held back while replayed keys below it go
+    /// first.
+    held: Option<Pair>,
+    /// The chunk's own data is used up (its reader is not called again).
+    own_done: bool,
+}
+
+/// A key and its value at the scan's snapshot (`None`: deleted).
+type Pair = (Vec<u8>, Option<Vec<u8>>);
+
+/// Where a [`Source`] reads the chunk's own data.
+enum Reader {
+    Munk { munk: Arc<Munk>, next: u32 },
+    Funk { groups: Box<FunkScan> },
 }
 
 impl std::fmt::Debug for Scan {
@@ -162,6 +174,15 @@ impl std::fmt::Debug for Scan {
         f.debug_struct("Scan")
             .field("version", &self.snap.version)
             .finish()
+    }
+}
+
+/// A borrowed view of a bound.
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
     }
 }
 
@@ -242,14 +263,27 @@ impl Scan {
         let chunk = inner.chunk_for(&from)?;
         inner.touch(&chunk);
         let end_key = chunk.end_key.clone();
+        let replayed_end = match (&end_key, &self.end) {
+            (None, e) => e.clone(),
+            (Some(k), Bound::Included(e) | Bound::Excluded(e)) if e < k => self.end.clone(),
+            (Some(k), _) => Bound::Excluded(k.clone()),
+        };
+        let replayed = inner
+            .replayed
+            .get()
+            .and_then(|r| r.first_in(as_ref(&self.cursor), as_ref(&replayed_end)));
+        let source = |reader| Source {
+            reader,
+            end_key: end_key.clone(),
+            replayed_end,
+            replayed,
+            held: None,
+            own_done: false,
+        };
         if let Some(munk) = chunk.munk() {
             stats::add(&inner.counters.local().scan_chunks_munk, 1);
             let next = munk.seek(&from);
-            self.source = Some(Source::Munk {
-                munk,
-                next,
-                end_key,
-            });
+            self.source = Some(source(Reader::Munk { munk, next }));
             return Ok(());
         }
         stats::add(&inner.counters.local().scan_chunks_funk, 1);
@@ -268,10 +302,9 @@ impl Scan {
             self.snap.tombstones.clone(),
             &room,
         )?;
-        self.source = Some(Source::Funk {
+        self.source = Some(source(Reader::Funk {
             groups: Box::new(groups),
-            end_key,
-        });
+        }));
         inner.wants_munk(&chunk)?;
         if crate::maintenance::costly_to_scan(&inner, &chunk) {
             inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
@@ -281,40 +314,9 @@ impl Scan {
 
     /// The next pair from the current chunk, or `None` when it is used up.
     fn next_in_source(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let version = self.snap.version;
-        let tombstones = Some(&self.snap.tombstones).filter(|t| !t.is_empty());
         loop {
-            let (key, value) = match self.source.as_mut() {
-                None => return Ok(None),
-                Some(Source::Munk {
-                    munk,
-                    next,
-                    end_key,
-                }) => {
-                    let Some((cell, after)) = munk.at(*next) else {
-                        return Ok(None);
-                    };
-                    *next = after;
-                    if end_key.as_deref().is_some_and(|e| *cell.key >= *e) {
-                        return Ok(None);
-                    }
-                    let floor = match &tombstones {
-                        Some(t) => t.floor(&cell.key, version),
-                        None => 0,
-                    };
-                    let value = cell.read_from(version, floor).flatten();
-                    (cell.key.to_vec(), value)
-                }
-                Some(Source::Funk { groups, end_key }) => {
-                    let Some(group) = groups.next() else {
-                        return Ok(None);
-                    };
-                    let (key, value) = group?;
-                    if end_key.as_ref().is_some_and(|e| key >= *e) {
-                        return Ok(None);
-                    }
-                    (key, value)
-                }
+            let Some((key, value)) = self.next_merged()? else {
+                return Ok(None);
             };
             if !self.before_end(&key) {
                 self.done = true;
@@ -325,6 +327,43 @@ impl Scan {
             }
             if let Some(v) = value {
                 return Ok(Some((key, v)));
+            }
+        }
+    }
+
+    /// The current chunk's next key, with the journaled writes a read-only
+    /// open holds in memory merged in: such a write is newer than every
+    /// record of its key in the chunk, so it replaces the chunk's pair.
+    fn next_merged(&mut self) -> Result<Option<Pair>> {
+        let version = self.snap.version;
+        let tombstones = Some(&self.snap.tombstones).filter(|t| !t.is_empty());
+        let Some(source) = self.source.as_mut() else {
+            return Ok(None);
+        };
+        let own = match source.held.take() {
+            Some(pair) => Some(pair),
+            None => source.next_own(version, tombstones)?,
+        };
+        let replayed = match source.replayed.take() {
+            None => return Ok(own),
+            Some(r) => r,
+        };
+        match own {
+            Some(own) if own.0 < replayed.0 => {
+                source.replayed = Some(replayed);
+                Ok(Some(own))
+            }
+            own => {
+                // The chunk's pair of the same key is replaced; a larger
+                // one waits for its turn.
+                source.held = own.filter(|o| o.0 > replayed.0);
+                source.replayed = self.snap.inner.replayed.get().and_then(|r| {
+                    r.first_in(
+                        Bound::Excluded(replayed.0.as_slice()),
+                        as_ref(&source.replayed_end),
+                    )
+                });
+                Ok(Some(replayed))
             }
         }
     }
@@ -342,17 +381,61 @@ impl Scan {
                 break;
             }
             // The chunk is used up: go on from the end of its range.
-            match self.source.take() {
-                Some(Source::Munk { end_key, .. }) | Some(Source::Funk { end_key, .. }) => {
-                    match end_key {
-                        Some(k) => self.cursor = Bound::Included(k),
-                        None => self.done = true,
-                    }
-                }
+            match self.source.take().and_then(|s| s.end_key) {
+                Some(k) => self.cursor = Bound::Included(k),
                 None => self.done = true,
             }
         }
         Ok(None)
+    }
+}
+
+impl Source {
+    /// The chunk's own next key and its value at `version`, or `None` past
+    /// the chunk's end.
+    fn next_own(
+        &mut self,
+        version: u64,
+        tombstones: Option<&Arc<crate::tombstones::Tombstones>>,
+    ) -> Result<Option<Pair>> {
+        if self.own_done {
+            return Ok(None);
+        }
+        let next = self.read_own(version, tombstones)?;
+        self.own_done = next.is_none();
+        Ok(next)
+    }
+
+    /// [`Source::next_own`] from the reader.
+    fn read_own(
+        &mut self,
+        version: u64,
+        tombstones: Option<&Arc<crate::tombstones::Tombstones>>,
+    ) -> Result<Option<Pair>> {
+        match &mut self.reader {
+            Reader::Munk { munk, next } => {
+                let Some((cell, after)) = munk.at(*next) else {
+                    return Ok(None);
+                };
+                *next = after;
+                if self.end_key.as_deref().is_some_and(|e| *cell.key >= *e) {
+                    return Ok(None);
+                }
+                let floor = tombstones.map_or(0, |t| t.floor(&cell.key, version));
+                let value = cell.read_from(version, floor).flatten();
+                Ok(Some((cell.key.to_vec(), value)))
+            }
+            Reader::Funk { groups } => {
+                let Some(group) = groups.next() else {
+                    return Ok(None);
+                };
+                let (key, value) = group?;
+                if self.end_key.as_ref().is_some_and(|e| key >= *e) {
+                    return Ok(None);
+                }
+                Ok(Some((key, value)))
+            }
+        }
     }
 }
 

@@ -127,7 +127,8 @@ stats! {
         /// Fsyncs of the `Sync` commit journal (each covers every write
         /// journaled before it).
         journal_syncs,
-        /// Journaled `Sync` writes replayed into chunk logs at open.
+        /// Journal records (`Sync` puts, deletes and batches) replayed at
+        /// open: into the chunk logs, or, by a read-only open, into memory.
         journal_replayed,
         /// Gets that found a batch in progress over their key and read from
         /// a snapshot, waiting for it.
@@ -303,7 +304,8 @@ stats! {
         memory_filters,
         /// Memory of table block indexes and sorted log indexes.
         memory_indexes,
-        /// Memory of log segments' write buffers (appends not yet written).
+        /// Memory of log segments' write buffers (appends not yet written),
+        /// and of the journaled writes a read-only open holds in memory.
         memory_write_buffers,
         /// Working memory of background work running now (the logs a rebuild merges).
         memory_background,

@@ -79,6 +79,10 @@ pub(crate) struct DbInner {
     pub journal: Option<crate::recovery::journal::Journal>,
     /// Range deletes (see `tombstones`); the manifest holds them too.
     pub tombstones: arc_swap::ArcSwap<crate::tombstones::Tombstones>,
+    /// A read-only open's journaled writes the chunk logs lack, read
+    /// above the chunks (see `recovery::replayed`). Set once at open,
+    /// before the handle is returned; empty otherwise.
+    pub replayed: std::sync::OnceLock<crate::recovery::replayed::ReplayedWrites>,
     /// Range deletes whose space no rebuild could take back yet (a reader
     /// or, in `Buffered` mode, the last checkpoint is older).
     pub reclaims: Mutex<Vec<crate::tombstones::RangeTombstone>>,

@@ -256,6 +256,7 @@ impl Db {
                 crate::recovery::journal::Journal::new(dir, manifest.store, next)
             }),
             tombstones: arc_swap::ArcSwap::from_pointee(tombstones),
+            replayed: std::sync::OnceLock::new(),
             reclaims: Mutex::new(Vec::new()),
             index: Index::new(chunks),
             published: Mutex::new(Published {
@@ -291,13 +292,22 @@ impl Db {
         );
         if inner.opts.read_only {
             if !journal_segments.is_empty() {
-                let writes = super::replay::journal_missing(&inner, &journal_segments)?;
-                if writes > 0 {
-                    return Err(Error::NeedsReplay {
-                        dir: dir.to_path_buf(),
-                        writes,
-                    });
+                // What a replay would write to the chunk logs is held in
+                // memory instead, and read above them.
+                let (held, records) = super::replay::replay_in_memory(&inner, &journal_segments)?;
+                inner
+                    .budget
+                    .add(crate::cache::budget::Kind::WriteBuffers, held.bytes());
+                crate::stats::add(&inner.counters.local().journal_replayed, records);
+                if !held.is_empty() {
+                    log::info!(
+                        "{}: read-only, holding {} journaled writes the chunk logs lack in memory ({} bytes)",
+                        dir.display(),
+                        held.len(),
+                        held.bytes()
+                    );
                 }
+                let _ = inner.replayed.set(held);
             }
             // No checkpoints, no maintenance: nothing is written.
             return Ok(Db {

@@ -1,9 +1,10 @@
 //! Gets, and the lazy opening of funks.
 //!
 //! A get takes no lock and waits for nothing: it finds the chunk through the
-//! lock-free index, then reads, in order, the munk (if the chunk has one:
-//! the munk holds the chunk's whole data), the row cache, and the funk (log
-//! parts whose Bloom filter may hold the key, then the table). The only lock
+//! lock-free index, then reads, in order, the journaled writes a read-only
+//! open holds in memory (see `recovery::replayed`), the munk (if the chunk
+//! has one: the munk holds the chunk's whole data), the row cache, and the
+//! funk (log parts whose Bloom filter may hold the key, then the table). The only lock
 //! on the way is the one-time opening of a funk never used before.
 
 use super::DbInner;
@@ -50,6 +51,12 @@ impl DbInner {
 
     /// The value of `key` at `version` (`None`: the latest).
     pub(crate) fn get_at(&self, key: &[u8], version: Option<u64>) -> Result<Option<Vec<u8>>> {
+        if let Some(held) = self.replayed.get().and_then(|r| r.get(key)) {
+            // A read-only open's journaled write: newer than every record
+            // of the key in the chunks, and seen at every version this
+            // handle reads at (see `recovery::replayed`).
+            return Ok(held.map(<[u8]>::to_vec));
+        }
         if version.is_none() && self.versions.batch_may_write(key) {
             // A batch in progress may have written this key but not yet
             // others: read from a snapshot, which waits for the batch, so

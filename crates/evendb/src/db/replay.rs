@@ -1,9 +1,12 @@
 //! Opening over a `Sync` commit journal a crash left (see
-//! `recovery::journal`): replaying it, or, for a read-only open, counting
-//! what the chunk logs lack.
+//! `recovery::journal`): replaying it, or, for a read-only open, holding
+//! what the chunk logs lack in memory.
 
 use super::DbInner;
 use crate::error::{Error, Result};
+use crate::recovery::replayed::ReplayedWrites;
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
 
 /// Replays the `Sync` journal a crash left (see `recovery::journal`): every
 /// write it holds goes into its chunk's log again with its version (a
@@ -36,24 +39,59 @@ pub(super) fn replay_journal(inner: &DbInner, numbers: &[u64]) -> Result<()> {
     Ok(())
 }
 
-/// How many journaled writes the chunk logs lack: a read-only open, which
-/// cannot replay them, refuses to show a store without them.
-pub(super) fn journal_missing(inner: &DbInner, numbers: &[u64]) -> Result<u64> {
+/// What a replay of the `Sync` journal would add, held in memory for a
+/// read-only open, which cannot write it to the chunk logs (see
+/// `recovery::replayed`): per key, its newest journaled write, if the
+/// chunks hold no record of that version or a newer one. (A key whose
+/// own record is gone while a newer one is there, as after a rebuild that
+/// kept no version it overwrote, reads from the chunks.) A write a
+/// recovery cut hides, or a range delete newer than it, is left out, as
+/// reads of a replayed store skip it. Returns the writes and the number
+/// of journal records read.
+///
+/// The memory this holds is charged to the budget as write buffers (the
+/// appends a replay would make): at most about the journal's size, which
+/// is a few segments (sealed every 200 ms and at 16 MiB).
+pub(super) fn replay_in_memory(inner: &DbInner, numbers: &[u64]) -> Result<(ReplayedWrites, u64)> {
     let (st, dir) = (inner.storage.as_ref(), inner.dir.as_path());
     let store = inner.identity().0;
-    let mut missing = 0;
+    let mut newest: BTreeMap<Vec<u8>, (u64, Option<Vec<u8>>)> = BTreeMap::new();
+    let mut records = 0u64;
     for &n in numbers {
         for (version, ops) in crate::recovery::journal::read(st, dir, store, n)? {
-            for (key, _) in &ops {
-                // A replay would change what the store shows only if the
-                // key has no record at or past the write's (unique)
-                // version. (Its own record may be gone while a newer one
-                // is there: a rebuild keeps no version it overwrote.)
-                if inner.newest_version(key)? < version {
-                    missing += 1;
+            records += 1;
+            if !inner.recovery.visible(version) {
+                continue;
+            }
+            for (key, value) in ops {
+                // Versions are unique to a put or a batch; within a batch
+                // the later operation on a key wins, as its record would
+                // take the larger chunk counter.
+                match newest.entry(key) {
+                    Entry::Vacant(e) => {
+                        e.insert((version, value));
+                    }
+                    Entry::Occupied(mut e) => {
+                        if e.get().0 <= version {
+                            e.insert((version, value));
+                        }
+                    }
                 }
             }
         }
     }
-    Ok(missing)
+    let tombstones = inner.tombstones.load();
+    let mut held = ReplayedWrites::default();
+    for (key, (version, value)) in newest {
+        if inner.newest_version(&key)? >= version {
+            continue; // In the chunks already, or overwritten there.
+        }
+        // Every record of the key is older than this write: a range
+        // delete newer than it hides the key whole, as the chunks show.
+        if version < tombstones.floor(&key, u64::MAX) {
+            continue;
+        }
+        held.insert(key, value);
+    }
+    Ok((held, records))
 }

@@ -230,8 +230,9 @@ impl DbInner {
             // Without a munk the record must be readable from disk at once.
             // A put made durable by the journal is written to its log file
             // too (not synced): if the disk fills up after it is
-            // acknowledged, the log still holds it for a read-only open,
-            // which cannot replay the journal.
+            // acknowledged, the log still holds it, and a read-only open
+            // (which cannot replay the journal) reads it from there rather
+            // than holding it in memory.
             let write_through = munk.is_none() || matches!(stamp, Stamp::UniquePut);
             let appended =
                 match funk

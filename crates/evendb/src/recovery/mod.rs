@@ -16,6 +16,7 @@
 
 pub(crate) mod checkpoint;
 pub(crate) mod journal;
+pub(crate) mod replayed;
 
 use crate::funk::log::DurableLengths;
 use crate::version::{epoch_of, first_version};
