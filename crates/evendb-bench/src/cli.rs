@@ -83,14 +83,18 @@ pub struct Args {
     /// time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: u32,
-    /// Scans read newest-first, through each engine's own reverse
+    /// YCSB scans read newest-first, through each engine's own reverse
     /// iteration: a scan of n records (E, E10, E100, E1000) reads the n
-    /// largest keys at or below its start key, in descending order; a
-    /// stream query reads its app's latest events newest-first
-    /// (`prefix(app).rev().take(n)`) instead of its last minute of events
-    /// in time order.
+    /// largest keys at or below its start key, in descending order.
+    /// (Stream queries: see `--stream-query`.)
     #[arg(long)]
     pub reverse: bool,
+    /// What a stream query reads: `latest`, its app's latest n events
+    /// newest-first (`prefix(app).rev().take(n)`), what a user showing
+    /// recent events writes; or `minute`, its app's last minute of events
+    /// in time order (a forward scan from the key of a minute ago, up to n).
+    #[arg(long, value_enum, default_value = "latest")]
+    pub stream_query: StreamQuery,
     /// Key size in bytes (at least 14; stream keys are always 16).
     #[arg(long, default_value_t = 14)]
     pub key_size: usize,
@@ -230,6 +234,15 @@ impl Args {
     }
 }
 
+/// What a stream query reads (`--stream-query`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StreamQuery {
+    /// The app's latest events, newest-first.
+    Latest,
+    /// The app's last minute of events, in time order.
+    Minute,
+}
+
 /// Builds the job of one engine for one data set kind.
 pub fn job_for(
     args: &Args,
@@ -245,7 +258,11 @@ pub fn job_for(
         dir: args.data_dir(engine, tag),
         threads: args.threads,
         batch_size: args.batch as usize,
-        reverse: args.reverse,
+        reverse: if stream {
+            args.stream_query == StreamQuery::Latest
+        } else {
+            args.reverse
+        },
         seed: args.seed,
         dataset: DatasetSpec {
             records,

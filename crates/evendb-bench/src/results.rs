@@ -65,10 +65,11 @@ pub struct RunResult {
     /// writes. 1 in results written before the field existed.
     #[serde(default = "one")]
     pub batch_size: usize,
-    /// Whether the phase's scans read newest-first (`--reverse`): a YCSB
-    /// scan of `n` records reads the `n` largest keys at or below its start
-    /// key, in descending order, and a stream query reads its app's latest
-    /// events. False in results written before the field existed.
+    /// Whether the phase's scans read newest-first: a YCSB scan of `n`
+    /// records (`--reverse`) reads the `n` largest keys at or below its
+    /// start key, in descending order, and a stream query (the default;
+    /// not with `--stream-query minute`) reads its app's latest events.
+    /// False in results written before the field existed.
     #[serde(default)]
     pub reverse: bool,
     pub key_size: usize,

@@ -270,7 +270,7 @@ fn reverse_scans_of_workload_e_read_down_from_their_start_key() {
 }
 
 #[test]
-fn reverse_stream_queries_read_each_apps_latest_events() {
+fn stream_queries_read_each_apps_latest_events_unless_asked_for_the_last_minute() {
     let stream = |extra: &[&str]| {
         let mut args = vec![
             "--engine",
@@ -290,8 +290,8 @@ fn reverse_stream_queries_read_each_apps_latest_events() {
         let report = run(&args);
         report["results"].as_array().unwrap()[1].clone()
     };
-    let reverse = stream(&["--reverse"]);
-    let forward = stream(&[]);
+    let reverse = stream(&[]);
+    let forward = stream(&["--stream-query", "minute"]);
     assert_eq!(
         (&reverse["reverse"], &forward["reverse"]),
         (&true.into(), &false.into())

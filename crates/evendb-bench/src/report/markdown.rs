@@ -306,7 +306,7 @@ pub fn suite(
             n = args.batch
         );
     }
-    if args.reverse {
+    if super::reverse(&report.results) {
         let _ = writeln!(out, "- scans: {}", super::REVERSE_NOTE);
     }
     out.push_str(&engine_configurations(&report.results));

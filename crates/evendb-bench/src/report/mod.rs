@@ -99,10 +99,11 @@ pub fn value_kinds(results: &[RunResult]) -> Vec<crate::generator::ValueKind> {
     out
 }
 
-/// What `--reverse` does, as reports state it.
-pub const REVERSE_NOTE: &str = "newest-first (--reverse): a YCSB scan of n records reads the n largest keys at or below its start key, in descending order; a stream query reads its app's latest n events, newest first (prefix(app).rev().take(n)), instead of its last minute of events in time order. Each engine iterates backwards natively (evendb Scan::rev, RocksDB seek_for_prev + prev, fjall range/prefix .rev())";
+/// What newest-first scans (`--reverse`, stream queries by default) read,
+/// as reports state it.
+pub const REVERSE_NOTE: &str = "newest-first: a YCSB scan of n records (with --reverse) reads the n largest keys at or below its start key, in descending order; a stream query (unless --stream-query minute) reads its app's latest n events, newest first (prefix(app).rev().take(n)), instead of its last minute of events in time order. Each engine iterates backwards natively (evendb Scan::rev, RocksDB seek_for_prev + prev, fjall range/prefix .rev())";
 
-/// Whether any phase of `results` scanned newest-first (`--reverse`).
+/// Whether any phase of `results` scanned newest-first.
 pub fn reverse(results: &[RunResult]) -> bool {
     results.iter().any(|r| r.reverse)
 }
