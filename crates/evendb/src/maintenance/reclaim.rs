@@ -7,8 +7,8 @@
 //! one empty chunk:
 //!
 //! 1. Hold each chunk's `funk_change` (try_lock: the run stops at a busy
-//!    one), drop its munk, and check its funk's largest version (table
-//!    footer, segments' version ranges) is below the delete's.
+//!    one), check its funk's largest version (table footer, segments'
+//!    version ranges) is below the delete's, and drop its munk.
 //! 2. Create one segment and publish it as an extra log of every chunk of
 //!    the run: a put arriving from step 3 on lands in it, and a crash
 //!    before step 4 finds it under each old chunk (reads keep a chunk's
@@ -68,8 +68,12 @@ pub(crate) fn drop_deleted_run(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bo
         if c.is_retired() {
             break;
         }
+        if inner.open_funk(c)?.max_version() >= t.version {
+            break;
+        }
+        // (Its munk's data is in its funk: nothing is lost.)
         evict_munk(inner, c);
-        if c.has_munk() || inner.open_funk(c)?.max_version() >= t.version {
+        if c.has_munk() {
             break;
         }
         run.push(c.clone());
