@@ -261,6 +261,14 @@ impl Scan {
             return Ok(());
         }
         let chunk = inner.chunk_for(&from)?;
+        if let Some(past) = self.deleted_until(&inner, &chunk, &from)? {
+            // Nothing this scan sees lies before `past`: go on from there.
+            match past {
+                Some(k) => self.cursor = Bound::Included(k),
+                None => self.done = true,
+            }
+            return Ok(());
+        }
         inner.touch(&chunk);
         let end_key = chunk.end_key.clone();
         let replayed_end = match (&end_key, &self.end) {
@@ -310,6 +318,41 @@ impl Scan {
             inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
         }
         Ok(())
+    }
+
+    /// Where the part of `chunk` from `from` on that a range delete this
+    /// scan sees hides whole ends: the delete's end or the chunk's,
+    /// whichever comes first (`Some(None)`: the end of the key space).
+    /// `None` unless such a delete covers `from` and is newer than every
+    /// record of the chunk (its funk's largest version bounds its munk's
+    /// too). A scan of a deleted range then skips it chunk by chunk
+    /// instead of passing over each deleted record, before the delete is
+    /// reclaimed.
+    fn deleted_until(
+        &self,
+        inner: &crate::db::DbInner,
+        chunk: &crate::chunk::Chunk,
+        from: &[u8],
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        let version = self.snap.version;
+        let Some(t) = self
+            .snap
+            .tombstones
+            .list()
+            .iter()
+            .filter(|t| t.version <= version && t.covers(from))
+            .max_by_key(|t| t.version)
+        else {
+            return Ok(None);
+        };
+        // A read-only open's journaled writes are not in the funk.
+        if inner.replayed.get().is_some() || inner.open_funk(chunk)?.max_version() >= t.version {
+            return Ok(None);
+        }
+        Ok(Some(match (t.hi.as_ref(), chunk.end_key.as_ref()) {
+            (Some(a), Some(b)) => Some(a.min(b).clone()),
+            (a, b) => a.or(b).cloned(),
+        }))
     }
 
     /// The next pair from the current chunk, or `None` when it is used up.

@@ -410,3 +410,43 @@ fn a_delete_stays_while_a_snapshot_or_an_unreclaimed_chunk_needs_it() {
     assert_eq!(count(&db, "app01|"), 0);
     assert_eq!(common::all(&db).len(), 9000);
 }
+
+#[test]
+fn a_scan_skips_chunks_a_range_delete_hides_before_they_are_reclaimed() {
+    let fs = MemFs::new();
+    let db = open(&fs, 16 << 10); // munk-less: scans read the funks
+    fill(&db);
+    db.compact().unwrap();
+    db.flush().unwrap();
+    let read = |db: &Db, prefix: &str| {
+        let before = fs.bytes_read();
+        let n = count(db, prefix);
+        (n, fs.bytes_read() - before)
+    };
+    let (live, live_bytes) = read(&db, "app02|");
+    assert_eq!(live, 3000);
+    let snap = db.snapshot();
+    db.delete_prefix("app01|").unwrap();
+    // No checkpoint has passed the delete: nothing is reclaimed yet.
+    assert_eq!(db.stats().chunks_dropped, 0);
+    let (deleted, deleted_bytes) = read(&db, "app01|");
+    assert_eq!(deleted, 0);
+    assert!(
+        deleted_bytes * 10 < live_bytes,
+        "a scan of the deleted app read {deleted_bytes} bytes, of a live one {live_bytes}"
+    );
+    // A write after the delete is found: its chunk is read.
+    db.put(key(1, 1500), b"after").unwrap();
+    assert_eq!(
+        common::all(&db)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(b"app01|"))
+            .collect::<Vec<_>>(),
+        vec![(key(1, 1500), b"after".to_vec())]
+    );
+    let rev: Vec<_> = db.prefix("app01|").rev().collect::<Result<_, _>>().unwrap();
+    assert_eq!(rev, vec![(key(1, 1500), b"after".to_vec())]);
+    // A snapshot from before the delete still reads everything.
+    assert_eq!(snap.prefix("app01|").count(), 3000);
+    assert_eq!(snap.prefix("app01|").rev().count(), 3000);
+}

@@ -233,9 +233,13 @@ impl Db {
     /// or none deleted, and after a crash the store holds the delete whole
     /// or not at all (in `Sync` mode it is durable when this returns).
     /// Keys written afterwards are not affected. Costs one manifest write
-    /// and a pass over the chunks, however many keys the range holds; the
-    /// space comes back as the chunks over the range are rebuilt in the
-    /// background (once no snapshot older than the delete is held).
+    /// and a pass over the chunks, however many keys the range holds. The
+    /// space comes back in the background once no snapshot older than the
+    /// delete is held (and, in `Buffered` mode, a checkpoint has passed
+    /// it): chunks the range holds whole are dropped without being read,
+    /// the others rebuilt. Then the delete leaves the manifest, and reads
+    /// stop checking it ([`Stats::range_tombstones`](crate::Stats) counts
+    /// those still kept).
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

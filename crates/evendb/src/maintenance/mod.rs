@@ -362,7 +362,10 @@ impl crate::db::Db {
     /// Rebuilds every chunk now: writes each chunk's data as a new table
     /// (from its munk, or merging its table and logs), splitting and merging
     /// chunks as their sizes ask. Normally this happens in the background as
-    /// logs fill; call it to reclaim space after mass deletes.
+    /// logs fill; call it to reclaim space after mass deletes. Range deletes
+    /// no reader needs to look past are applied, and those no chunk holds a
+    /// record of any more then leave the manifest (see
+    /// [`Db::delete_range`](crate::Db::delete_range)).
     ///
     /// # Errors
     /// I/O and corruption errors; [`Error::ReadOnly`](crate::Error::ReadOnly) through a read-only
@@ -372,7 +375,7 @@ impl crate::db::Db {
         for chunk in self.inner.index.load().chunks.iter() {
             compact_chunk(&self.inner, chunk)?;
         }
-        Ok(())
+        self.inner.retire_swept()
     }
 }
 
