@@ -325,6 +325,31 @@ mod tests {
     }
 
     #[test]
+    fn salvage_keeps_the_blocks_before_the_first_damaged_one() {
+        let fs = MemFs::new();
+        let (seg, _) = run(&fs, 5, true);
+        let (records, stored) = (seg.records(), seg.file_bytes());
+        drop(seg);
+        let salvage = |fs: &MemFs| {
+            let mut n = 0u64;
+            let damage =
+                crate::funk::log::salvage(fs, Path::new(DIR), 5, StoreId(5), &mut |_| n += 1)
+                    .expect("salvage");
+            (n, damage)
+        };
+        assert_eq!(salvage(&fs), (records, Vec::new()));
+        flip(&fs, 5, stored / 2);
+        let (n, damage) = salvage(&fs);
+        assert!(
+            n > records / 3 && n < records,
+            "{n} of {records} records kept"
+        );
+        assert_eq!(damage.len(), 1, "{damage:?}");
+        let (at, len, _) = &damage[0];
+        assert!(*at <= stored / 2 && at + len == stored, "{damage:?}");
+    }
+
+    #[test]
     fn a_run_cut_short_is_corruption_not_a_torn_tail() {
         let fs = MemFs::new();
         let (seg, _) = run(&fs, 4, true);
