@@ -249,6 +249,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "log_",
     "table_bytes_written",
     "run_bytes_written",
+    "run_record_bytes",
     "rebalance",
     "split",
     "merge",

@@ -49,7 +49,7 @@ fn values_are_random_and_evendb_compresses_with_lz4_by_default() {
 fn the_evendb_compression_reaches_the_engine_and_its_settings() {
     let dir = tempfile::tempdir().unwrap();
     for (flag, value, source) in [
-        ("lz4", "LZ4 table blocks", "evendb default"),
+        ("lz4", "LZ4 table and run blocks", "evendb default"),
         ("none", "none", "--evendb-compression none"),
     ] {
         let config = args(&["--evendb-compression", flag]).engine_config();

@@ -26,7 +26,8 @@ pub struct ChunkInfo {
     pub table_bytes: u64,
     /// Entries in the table (all versions and tombstones), if open.
     pub table_entries: Option<u64>,
-    /// Bytes in the log segments.
+    /// Bytes in the log segments: of an open chunk their records (a
+    /// run's before compression), of a closed one the files' sizes.
     pub log_bytes: u64,
     /// Number of log segments (more than one while a rebuild runs).
     pub log_segments: usize,

@@ -58,7 +58,9 @@ impl std::fmt::Display for StoreId {
 ///
 /// ```text
 ///  0  magic u64 = FILE_MAGIC
-///  8  format_version u32 = FILE_FORMAT_VERSION
+///  8  format_version u32 = FILE_FORMAT_VERSION, or BLOCK_LOG_FORMAT_VERSION
+///                          for a log whose records are stored in blocks
+///                          (a sorted run, see `funk::log::blocks`)
 /// 12  kind u8 | reserved 3 bytes = 0
 /// 16  store_id u64
 /// 24  file_number u64
@@ -69,6 +71,8 @@ impl std::fmt::Display for StoreId {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FileHeader {
+    /// [`FILE_FORMAT_VERSION`], or [`BLOCK_LOG_FORMAT_VERSION`] (logs only).
+    pub format_version: u32,
     pub kind: FileKind,
     pub store: StoreId,
     pub number: u64,
@@ -77,6 +81,13 @@ pub(crate) struct FileHeader {
 
 pub(crate) const FILE_MAGIC: u64 = u64::from_le_bytes(*b"EVNFILE3");
 pub(crate) const FILE_FORMAT_VERSION: u32 = 3;
+/// A log whose records are stored in checked, possibly compressed blocks
+/// (a sorted run written whole). Format 3 logs and tables are unchanged,
+/// so a store of format 3 opens as it is; an older build refuses a
+/// format 4 log as written by a newer format instead of misreading it.
+pub(crate) const BLOCK_LOG_FORMAT_VERSION: u32 = 4;
+/// The newest format of any file this build reads.
+pub(crate) const NEWEST_FILE_FORMAT_VERSION: u32 = BLOCK_LOG_FORMAT_VERSION;
 pub(crate) const FILE_HEADER_LEN: usize = 48;
 
 /// Why a file header was refused.
@@ -94,7 +105,7 @@ impl FileHeader {
     pub fn encode(&self) -> [u8; FILE_HEADER_LEN] {
         let mut out = Vec::with_capacity(FILE_HEADER_LEN);
         out.put_u64(FILE_MAGIC);
-        out.put_u32(FILE_FORMAT_VERSION);
+        out.put_u32(self.format_version);
         out.extend_from_slice(&[self.kind as u8, 0, 0, 0]);
         out.put_u64(self.store.0);
         out.put_u64(self.number);
@@ -114,7 +125,7 @@ impl FileHeader {
             return Err(HeaderError::Unreadable("no evendb file header"));
         }
         let version = d.u32().ok_or(HeaderError::Unreadable("short header"))?;
-        if version > FILE_FORMAT_VERSION {
+        if version > NEWEST_FILE_FORMAT_VERSION {
             return Err(HeaderError::Newer(version));
         }
         let kind = match d.u8() {
@@ -122,6 +133,9 @@ impl FileHeader {
             Some(3) => FileKind::Log,
             _ => return Err(HeaderError::Unreadable("unknown file kind")),
         };
+        if version == BLOCK_LOG_FORMAT_VERSION && kind != FileKind::Log {
+            return Err(HeaderError::Unreadable("a block format header on a table"));
+        }
         let _ = d.bytes(3);
         let store = StoreId(d.u64().ok_or(HeaderError::Unreadable("short header"))?);
         let number = d.u64().ok_or(HeaderError::Unreadable("short header"))?;
@@ -135,6 +149,7 @@ impl FileHeader {
             return Err(HeaderError::Unreadable("file header failed its checksum"));
         }
         Ok(FileHeader {
+            format_version: version,
             kind,
             store,
             number,
@@ -176,7 +191,7 @@ impl HeaderError {
             HeaderError::Newer(found) => crate::error::Error::UnsupportedVersion {
                 path: path.to_path_buf(),
                 found,
-                supported: FILE_FORMAT_VERSION,
+                supported: NEWEST_FILE_FORMAT_VERSION,
             },
         }
     }
@@ -267,6 +282,7 @@ mod tests {
     #[test]
     fn a_file_header_names_its_store_kind_and_number() {
         let h = FileHeader {
+            format_version: FILE_FORMAT_VERSION,
             kind: FileKind::Log,
             store: StoreId(11),
             number: 5,
@@ -297,6 +313,29 @@ mod tests {
                 "flip at {i}"
             );
         }
+    }
+
+    #[test]
+    fn a_block_log_header_is_read_and_newer_formats_are_refused() {
+        let mut h = FileHeader {
+            format_version: BLOCK_LOG_FORMAT_VERSION,
+            kind: FileKind::Log,
+            store: StoreId(11),
+            number: 5,
+            generation: 9,
+        };
+        assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
+        h.kind = FileKind::Table;
+        assert!(matches!(
+            FileHeader::decode(&h.encode()),
+            Err(HeaderError::Unreadable(_))
+        ));
+        h.kind = FileKind::Log;
+        h.format_version = NEWEST_FILE_FORMAT_VERSION + 1;
+        assert_eq!(
+            FileHeader::decode(&h.encode()),
+            Err(HeaderError::Newer(NEWEST_FILE_FORMAT_VERSION + 1))
+        );
     }
 
     #[test]

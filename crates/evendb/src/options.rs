@@ -5,15 +5,17 @@ use crate::vfs::{StdFs, Storage};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How table blocks are stored.
+/// How table blocks, and the blocks of sorted runs, are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Compression {
     /// Blocks as they are.
     None,
     /// Each block compressed with LZ4 when that saves an eighth or more
-    /// (else stored as it is). Logs are never compressed: they are the
-    /// data's first and often only copy, read record by record.
+    /// (else stored as it is): table blocks, and the blocks of the sorted
+    /// runs maintenance writes from unsorted logs. Logs appended by puts
+    /// are never compressed: they are the data's first copy, appended and
+    /// read record by record.
     #[default]
     Lz4,
 }
@@ -200,11 +202,12 @@ impl Options {
         self
     }
 
-    /// How table blocks are stored. Default [`Compression::Lz4`]: blocks
-    /// of compressible values (text, JSON) take a fraction of the space
-    /// and of the device's bandwidth; blocks that do not shrink are stored
-    /// as they are, so incompressible values cost only the attempt. Tables
-    /// written with either setting are read with both.
+    /// How table blocks and sorted runs are stored. Default
+    /// [`Compression::Lz4`]: blocks of compressible values (text, JSON)
+    /// take a fraction of the space and of the device's bandwidth; blocks
+    /// that do not shrink are stored as they are, so incompressible values
+    /// cost only the attempt. With `None`, runs are written as ordinary
+    /// logs. Files written with either setting are read with both.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

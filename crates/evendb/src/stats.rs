@@ -186,8 +186,13 @@ stats! {
         /// writes and their data lay in several log segments (counted in
         /// `rebalances` too).
         idle_compactions,
-        /// Bytes of log written by those runs.
+        /// Bytes of log files written by those runs: their blocks as
+        /// stored, LZ4-compressed where that saved an eighth or more
+        /// (`Options::compression`).
         run_bytes_written,
+        /// Bytes of log records those runs hold (headers included), before
+        /// compression.
+        run_record_bytes,
         /// Time spent in all rebuilds that write tables (rebalances, splits, merges), in microseconds.
         rebuild_micros,
         /// Munks loaded from disk.

@@ -1,5 +1,5 @@
 //! evendb, with its default options: buffered durability unless `--sync`,
-//! LZ4 table blocks unless `--evendb-compression none`. Its memory budget (munks, row cache, filters, indexes) is the budget the
+//! LZ4 table and run blocks unless `--evendb-compression none`. Its memory budget (munks, row cache, filters, indexes) is the budget the
 //! peers get (`--cache-size`, or a quarter of `--memory-limit`), else
 //! evendb's default.
 
@@ -57,7 +57,7 @@ impl EvenDb {
 
     fn compression_name(&self) -> &'static str {
         match self.compression {
-            EvendbCompression::Lz4 => "LZ4 table blocks",
+            EvendbCompression::Lz4 => "LZ4 table and run blocks",
             EvendbCompression::None => "none",
         }
     }
@@ -171,7 +171,10 @@ impl Engine for EvenDb {
             ),
             Setting::new(
                 "compression",
-                format!("{} (logs never compressed)", self.compression_name()),
+                format!(
+                    "{} (logs appended by puts never compressed)",
+                    self.compression_name()
+                ),
                 match self.compression {
                     EvendbCompression::Lz4 => "evendb default (Compression::Lz4)",
                     EvendbCompression::None => "--evendb-compression none",

@@ -80,7 +80,7 @@ impl FjallPlan {
             PeerCompression::Lz4 => (
                 "LZ4 on every level",
                 "none",
-                "--peer-compression lz4: parity with evendb's default LZ4 table blocks and uncompressed logs",
+                "--peer-compression lz4: parity with evendb's default LZ4 table and run blocks and uncompressed logs",
             ),
             PeerCompression::Recommended => (
                 "fjall default (none on L0 and L1, LZ4 below)",

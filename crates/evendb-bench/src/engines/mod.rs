@@ -293,8 +293,8 @@ pub enum PeerCompression {
     #[default]
     None,
     /// LZ4 on every level of the tables, logs and journals uncompressed:
-    /// parity with evendb's default (LZ4 table blocks, logs never
-    /// compressed). RocksDB `compression = bottommost_compression = LZ4`;
+    /// parity with evendb's default (LZ4 table and run blocks, logs
+    /// appended by puts never compressed). RocksDB `compression = bottommost_compression = LZ4`;
     /// fjall LZ4 data blocks on every level, journal uncompressed.
     Lz4,
     /// RocksDB's recommended setting (LZ4 on upper levels, ZSTD at the
@@ -313,7 +313,7 @@ impl PeerCompression {
     }
 }
 
-/// How evendb stores its table blocks (`evendb::Options::compression`).
+/// How evendb stores its table and run blocks (`evendb::Options::compression`).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
 )]
@@ -362,7 +362,7 @@ pub struct EngineConfig {
     /// Whether the peers compress (`--peer-compression`).
     #[serde(default)]
     pub peer_compression: PeerCompression,
-    /// Whether evendb compresses its table blocks (`--evendb-compression`).
+    /// Whether evendb compresses its table and run blocks (`--evendb-compression`).
     #[serde(default)]
     pub evendb_compression: EvendbCompression,
 }

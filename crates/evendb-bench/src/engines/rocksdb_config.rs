@@ -181,7 +181,7 @@ impl RocksPlan {
             PeerCompression::Lz4 => (
                 "LZ4",
                 "LZ4",
-                "--peer-compression lz4: parity with evendb's default LZ4 table blocks (WAL uncompressed, RocksDB's default, as evendb's logs)",
+                "--peer-compression lz4: parity with evendb's default LZ4 table and run blocks (WAL uncompressed, RocksDB's default, as evendb's logs)",
             ),
             PeerCompression::Recommended => (
                 "LZ4",

@@ -78,12 +78,12 @@ pub fn header(report: &Report) -> String {
 pub fn compression_note(p: &crate::results::Provenance) -> String {
     let evendb = match p.evendb_compression.as_str() {
         "" => "not recorded",
-        "lz4" => "lz4 (LZ4 table blocks, evendb's default)",
+        "lz4" => "lz4 (LZ4 table and run blocks, evendb's default)",
         "none" => "none (--evendb-compression none)",
         other => other,
     };
     format!(
-        "peer compression: {} (--peer-compression); evendb compression: {evendb}. Parity: peers none with evendb none, peers lz4 with evendb lz4; logs and WALs are never compressed",
+        "peer compression: {} (--peer-compression); evendb compression: {evendb}. Parity: peers none with evendb none, peers lz4 with evendb lz4; logs appended by puts and WALs are never compressed",
         p.peer_compression
     )
 }

@@ -41,6 +41,27 @@ pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
     Ok(segment)
 }
 
+/// A new, empty segment for a sorted run, stored in blocks compressed as
+/// tables are (`Options::compression`); with no compression, an ordinary
+/// log, readable by earlier releases.
+pub(super) fn new_run(inner: &DbInner) -> Result<Arc<LogSegment>> {
+    if inner.opts.compression != crate::Compression::Lz4 {
+        return new_segment(inner);
+    }
+    let number = inner.next_file_number();
+    let (_, generation) = inner.identity();
+    let segment = Arc::new(LogSegment::create_run(
+        inner.storage.as_ref(),
+        &inner.dir,
+        number,
+        generation,
+        &inner.log_config,
+        true,
+    )?);
+    inner.open_files.add_log(&segment);
+    Ok(segment)
+}
+
 /// Tables written from entries in order, cut at key boundaries when one
 /// passes `target` bytes.
 pub(super) struct TableOutput<'a> {

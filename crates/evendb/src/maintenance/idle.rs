@@ -3,10 +3,10 @@
 //! A write phase leaves munk-less chunks whose data lies in several log
 //! segments: runs of its updates, adopted logs, the unsorted active log.
 //! A get then consults each segment that may hold its key and reads a
-//! block of uncompressed records from the newest that does; the stale
-//! versions the older segments keep, and the records' missing compression,
-//! make what the reads touch several times larger than a table of the
-//! same data. Runs are kept while puts go on because they are cheap to
+//! block of records from the newest that does; the stale versions the
+//! older segments keep (and, in adopted and active logs, the records'
+//! missing compression) make what the reads touch several times larger
+//! than a table of the same data. Runs are kept while puts go on because they are cheap to
 //! write; once puts stop, nothing makes them cheaper to read.
 //!
 //! So when the store has taken no write for [`IDLE_AFTER`](super::queue::IDLE_AFTER), a maintenance

@@ -293,15 +293,16 @@ fn write_run(
         inputs.add(l, 0, u64::MAX)?;
     }
     let view = inputs.view(from, to, &inner.recovery);
-    let run = new_segment(inner)?;
+    let run = super::files::new_run(inner)?;
     let mut pos = 0;
     let mut synced = 0;
     let tombstones = inner.tombstones.load();
     let mut places = super::appends::InsertionPoints::default();
     while let Some(key) = view.key(pos).map(<[u8]>::to_vec) {
-        // Paced writeback, as tables do (`BYTES_PER_SYNC`).
+        // Paced writeback, as tables do (`BYTES_PER_SYNC`), of what is
+        // written (a block being filled stays in the buffer).
         if run.appended() >= synced + crate::funk::table::BYTES_PER_SYNC {
-            run.sync_all()?;
+            run.sync_written()?;
             synced = run.appended();
         }
         let mut versions = Vec::new();
@@ -343,10 +344,10 @@ fn write_run(
             logs: unsorted.iter().map(|l| l.number).collect(),
         }],
     );
-    let written = run.appended();
     let c = inner.counters.local();
     stats::add(&c.log_runs, 1);
-    stats::add(&c.run_bytes_written, written);
+    stats::add(&c.run_bytes_written, run.file_bytes());
+    stats::add(&c.run_record_bytes, run.appended());
     stats::add(&c.rebuild_micros, stats::micros(started));
     if !super::room::logs_have_room(inner) {
         // The parts' banded logs could not be adopted: each would be

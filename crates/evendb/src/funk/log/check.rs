@@ -2,8 +2,11 @@
 //! open and `verify_integrity` share, the search for a valid record after
 //! damage, and salvage for `repair`.
 
+use super::blocks::{self, BlockMap, BLOCK_HEADER_LEN};
 use super::format::{self, DurableMark, Header, RecordPtr, HEADER_LEN};
-use crate::codec::{self, FileHeader, FileKind, StoreId, FILE_HEADER_LEN};
+use crate::codec::{
+    self, FileHeader, FileKind, StoreId, BLOCK_LOG_FORMAT_VERSION, FILE_HEADER_LEN,
+};
 use crate::entry::KIND_DELETE;
 use crate::error::{Error, Result};
 use crate::vfs::{Storage, StorageFile};
@@ -68,6 +71,9 @@ pub(crate) fn salvage(
         damage.push((0, FILE_HEADER_LEN as u64, format!("file header: {e:?}")));
     }
     let seed = codec::seed(store, FileKind::Log, number);
+    if header_ok.is_ok_and(|h| h.format_version == BLOCK_LOG_FORMAT_VERSION) {
+        return Ok(salvage_blocks(&data, seed, visit, damage));
+    }
     let mut pos = FILE_HEADER_LEN.min(data.len());
     while pos < data.len() {
         match decode_at(&data, pos, seed) {
@@ -103,6 +109,68 @@ pub(crate) fn salvage(
     Ok(damage)
 }
 
+/// [`salvage`] of a log stored in blocks (`data`, the whole file): the
+/// records of each valid block up to the first damaged one. Past that,
+/// the next blocks' logical offsets (in their checksums) are not known,
+/// so the rest is reported damaged.
+fn salvage_blocks(
+    data: &[u8],
+    seed: u32,
+    visit: &mut dyn FnMut(crate::entry::Entry),
+    mut damage: Vec<(u64, u64, String)>,
+) -> Vec<(u64, u64, String)> {
+    let mut pos = FILE_HEADER_LEN.min(data.len());
+    let mut logical = FILE_HEADER_LEN as u64;
+    let mut raw = Vec::new();
+    while pos < data.len() {
+        raw.clear();
+        let decoded = data
+            .get(pos..pos + BLOCK_HEADER_LEN)
+            .ok_or("a log block header cut short")
+            .and_then(blocks::decode_head)
+            .and_then(|h| {
+                let frame = data
+                    .get(pos..pos + h.frame_len())
+                    .ok_or("a log block cut short")?;
+                blocks::decode_block(frame, seed, logical, &mut raw)
+            });
+        let Ok(head) = decoded else {
+            let why = format!(
+                "damaged block ({}); the blocks after it cannot be placed",
+                decoded.err().unwrap_or_default()
+            );
+            damage.push((pos as u64, (data.len() - pos) as u64, why));
+            break;
+        };
+        let mut at = 0;
+        while let Some((h, key)) = decode_at(&raw, at, seed) {
+            let value_at = at + HEADER_LEN + key.len();
+            let value = (h.kind != KIND_DELETE).then(|| {
+                raw.get(value_at..value_at + h.value_len as usize)
+                    .unwrap_or_default()
+                    .to_vec()
+            });
+            visit(crate::entry::Entry {
+                key: key.to_vec(),
+                value,
+                version: h.version,
+                counter: h.counter,
+            });
+            at += HEADER_LEN + h.body_len();
+        }
+        if at != raw.len() {
+            damage.push((
+                pos as u64,
+                head.frame_len() as u64,
+                "damaged records in a block".into(),
+            ));
+        }
+        logical += raw.len() as u64;
+        pos += head.frame_len();
+    }
+    damage
+}
+
 /// Opens log file `number` of `dir`; a missing file is [`Error::MissingFile`].
 pub(super) fn open_file(
     storage: &dyn Storage,
@@ -118,14 +186,17 @@ pub(super) fn open_file(
 }
 
 /// What a check of a whole log found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct CheckedLog {
     /// Whole records.
     pub records: u64,
-    /// Where the last whole record ends.
+    /// Where the last whole record ends (a logical offset in a log stored
+    /// in blocks, which is also its file's end: it has no torn tail).
     pub end: u64,
     /// Bytes after it: a torn tail.
     pub torn: u64,
+    /// Of a log stored in blocks, where they lie.
+    pub blocks: Option<BlockMap>,
 }
 
 /// The largest log [`salvage`] reads (whole, into memory).
@@ -158,8 +229,12 @@ pub(super) fn check_records(
         ));
     }
     file.read_at(0, &mut head).map_err(|e| Error::io(path, e))?;
-    FileHeader::check(&head, store, FileKind::Log, number).map_err(|e| e.into_error(path))?;
+    let header =
+        FileHeader::check(&head, store, FileKind::Log, number).map_err(|e| e.into_error(path))?;
     let seed = codec::seed(store, FileKind::Log, number);
+    if header.format_version == BLOCK_LOG_FORMAT_VERSION {
+        return check_blocks(file, path, len, seed, durable, visit);
+    }
     if let Some(d) = durable {
         if len < d.len {
             return Err(corrupt(
@@ -271,6 +346,103 @@ pub(super) fn check_records(
             ));
         }
     }
+    Ok(out)
+}
+
+/// [`check_records`] of a log stored in blocks (a sorted run), whose file
+/// is `len` bytes: every block must be whole and valid up to the file's
+/// end, and hold whole, valid records. A run is synced whole before any
+/// manifest lists it, so it has no torn tail: any damage is corruption.
+fn check_blocks(
+    file: &dyn StorageFile,
+    path: &Path,
+    len: u64,
+    seed: u32,
+    durable: Option<DurableMark>,
+    mut visit: impl FnMut(&RecordPtr, &[u8]),
+) -> Result<CheckedLog> {
+    let corrupt = |at: u64, d: &str| Error::corruption(path, at, d);
+    let first = FILE_HEADER_LEN as u64;
+    let mut map = BlockMap::new(first);
+    let mut out = CheckedLog {
+        end: first,
+        ..CheckedLog::default()
+    };
+    let mut at_durable = durable.is_none_or(|d| d.len == first && d.counter == 0);
+    // `buf` holds the file's bytes from `buf_at` on; `raw` one block's
+    // records.
+    let (mut buf, mut raw): (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
+    let mut buf_at = first;
+    let mut pos = first;
+    let read = |buf: &mut Vec<u8>, at: u64, want: usize| -> Result<()> {
+        buf.resize(want, 0);
+        file.read_at(at, buf).map_err(|e| Error::io(path, e))
+    };
+    while pos < len {
+        if pos + BLOCK_HEADER_LEN as u64 > len {
+            return Err(corrupt(pos, "a log block header cut short"));
+        }
+        let window = |at: u64| usize::try_from((len - at).min(CHECK_WINDOW as u64)).unwrap_or(0);
+        let mut rel = (pos - buf_at) as usize;
+        if rel + BLOCK_HEADER_LEN > buf.len() {
+            buf_at = pos;
+            read(&mut buf, pos, window(pos))?;
+            rel = 0;
+        }
+        let head = buf
+            .get(rel..rel + BLOCK_HEADER_LEN)
+            .ok_or_else(|| corrupt(pos, "a log block header cut short"))
+            .and_then(|h| blocks::decode_head(h).map_err(|d| corrupt(pos, d)))?;
+        let frame_len = head.frame_len();
+        if pos + frame_len as u64 > len {
+            return Err(corrupt(pos, "a log block cut short"));
+        }
+        if rel + frame_len > buf.len() {
+            buf_at = pos;
+            read(&mut buf, pos, window(pos).max(frame_len))?;
+            rel = 0;
+        }
+        let frame = buf.get(rel..rel + frame_len).unwrap_or_default();
+        raw.clear();
+        blocks::decode_block(frame, seed, out.end, &mut raw).map_err(|d| corrupt(pos, d))?;
+        let (records, used) = decode_records(&raw, out.end, seed);
+        if used != raw.len() || records.is_empty() {
+            return Err(corrupt(pos, "a log block holds a damaged record"));
+        }
+        for r in &records {
+            let key_at = (r.offset - out.end) as usize + HEADER_LEN;
+            visit(
+                r,
+                raw.get(key_at..key_at + r.key_len as usize)
+                    .unwrap_or_default(),
+            );
+            if let Some(d) = durable {
+                if r.offset + r.record_len() == d.len {
+                    if r.counter != d.counter {
+                        return Err(corrupt(
+                            pos,
+                            "the record ending at the checkpointed length has another counter",
+                        ));
+                    }
+                    at_durable = true;
+                }
+            }
+        }
+        let logical_end = out.end + raw.len() as u64;
+        map.push(out.end, pos, logical_end, pos + frame_len as u64);
+        out.records += records.len() as u64;
+        out.end = logical_end;
+        pos += frame_len as u64;
+    }
+    if let Some(d) = durable {
+        if out.end < d.len || !at_durable {
+            return Err(corrupt(
+                pos,
+                "no record of the run ends at the checkpointed durable length",
+            ));
+        }
+    }
+    out.blocks = Some(map);
     Ok(out)
 }
 

@@ -1,6 +1,7 @@
 //! The append log of a funk: unsorted records of puts and deletes.
 
 mod banded;
+mod blocks;
 mod check;
 pub(crate) mod format;
 mod index;

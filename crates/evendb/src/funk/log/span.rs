@@ -200,6 +200,11 @@ impl KeySpan {
         }
     }
 
+    /// Bytes of log per block (at most, before the record that passes it).
+    pub fn block_bytes(&self) -> u64 {
+        self.block_bytes
+    }
+
     /// Bytes of log per section.
     pub fn section_bytes(&self) -> u64 {
         self.section_bytes
@@ -443,6 +448,12 @@ pub(crate) struct BlockIndex {
 }
 
 impl BlockIndex {
+    /// Block starts, and the segment's end last.
+    #[cfg(test)]
+    pub fn offsets(&self) -> &[u64] {
+        &self.offset
+    }
+
     /// (start, end) of every block or outlier record that may hold `key`.
     ///
     /// Truncating keys to prefixes keeps their order (not strictly), so

@@ -54,6 +54,7 @@ impl TableWriter {
         let path = dir.join(Self::file_name(number));
         let file = storage.create(&path).map_err(|e| Error::io(&path, e))?;
         let header = FileHeader {
+            format_version: codec::FILE_FORMAT_VERSION,
             kind: FileKind::Table,
             store,
             number,
