@@ -1,8 +1,6 @@
 //! Gets, scans and merges of a funk with several log segments.
 
 use super::*;
-use crate::cache::budget::MemoryBudget;
-use crate::codec::StoreId;
 use crate::funk::log::LogConfig;
 use crate::stats::FilterProbe;
 use crate::vfs::{MemFs, Storage};
@@ -10,14 +8,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 
 fn config() -> LogConfig {
-    LogConfig {
-        part_bytes: 4096,
-        budget: Arc::new(MemoryBudget::new(1 << 30)),
-        store: StoreId(9),
-        durable: Arc::default(),
-        read_only: false,
-        write_back: false,
-    }
+    LogConfig::for_tests(4096, 9)
 }
 
 /// A segment holding `records` (key, value, version, counter), in order.

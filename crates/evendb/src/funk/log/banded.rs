@@ -261,8 +261,6 @@ impl BandedScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::budget::MemoryBudget;
-    use crate::codec::StoreId;
     use crate::funk::log::LogConfig;
     use crate::vfs::{MemFs, Storage};
     use std::collections::BTreeMap;
@@ -270,14 +268,7 @@ mod tests {
     use std::sync::atomic::AtomicU64;
 
     fn config() -> LogConfig {
-        LogConfig {
-            part_bytes: 128 * 1024,
-            budget: Arc::new(MemoryBudget::new(1 << 30)),
-            store: StoreId(5),
-            durable: Arc::default(),
-            read_only: false,
-            write_back: false,
-        }
+        LogConfig::for_tests(128 * 1024, 5)
     }
 
     /// Appends `keys` (with values naming their position) to a new segment;

@@ -78,18 +78,7 @@ pub(crate) fn salvage(
     while pos < data.len() {
         match decode_at(&data, pos, seed) {
             Some((h, key)) => {
-                let value_at = pos + HEADER_LEN + key.len();
-                let value = (h.kind != KIND_DELETE).then(|| {
-                    data.get(value_at..value_at + h.value_len as usize)
-                        .unwrap_or_default()
-                        .to_vec()
-                });
-                visit(crate::entry::Entry {
-                    key: key.to_vec(),
-                    value,
-                    version: h.version,
-                    counter: h.counter,
-                });
+                visit(entry_at(&data, pos, &h, key));
                 pos += HEADER_LEN + h.body_len();
             }
             None => {
@@ -144,18 +133,7 @@ fn salvage_blocks(
         };
         let mut at = 0;
         while let Some((h, key)) = decode_at(&raw, at, seed) {
-            let value_at = at + HEADER_LEN + key.len();
-            let value = (h.kind != KIND_DELETE).then(|| {
-                raw.get(value_at..value_at + h.value_len as usize)
-                    .unwrap_or_default()
-                    .to_vec()
-            });
-            visit(crate::entry::Entry {
-                key: key.to_vec(),
-                value,
-                version: h.version,
-                counter: h.counter,
-            });
+            visit(entry_at(&raw, at, &h, key));
             at += HEADER_LEN + h.body_len();
         }
         if at != raw.len() {
@@ -498,6 +476,23 @@ fn find_record_after(
 
 /// Decodes the record at `pos` if its header and body check out; returns the
 /// header and the key.
+/// The entry of the checked record at `pos` of `data` (header `h`, key
+/// `key`, as [`decode_at`] found them).
+fn entry_at(data: &[u8], pos: usize, h: &Header, key: &[u8]) -> crate::entry::Entry {
+    let value_at = pos + HEADER_LEN + key.len();
+    let value = (h.kind != KIND_DELETE).then(|| {
+        data.get(value_at..value_at + h.value_len as usize)
+            .unwrap_or_default()
+            .to_vec()
+    });
+    crate::entry::Entry {
+        key: key.to_vec(),
+        value,
+        version: h.version,
+        counter: h.counter,
+    }
+}
+
 pub(super) fn decode_at(data: &[u8], pos: usize, seed: u32) -> Option<(Header, &[u8])> {
     let header = data.get(pos..pos.checked_add(HEADER_LEN)?)?;
     let h = format::decode_header(header, seed)?;

@@ -139,14 +139,7 @@ mod tests {
     type Newest = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
     fn config() -> LogConfig {
-        LogConfig {
-            part_bytes: 128 * 1024,
-            budget: Arc::new(MemoryBudget::new(1 << 30)),
-            store: StoreId(5),
-            durable: Arc::default(),
-            read_only: false,
-            write_back: false,
-        }
+        LogConfig::for_tests(128 * 1024, 5)
     }
 
     /// A run as `write_run` writes one: keys in order, each key's versions

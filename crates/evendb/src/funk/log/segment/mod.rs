@@ -78,6 +78,20 @@ pub(crate) struct LogConfig {
 }
 
 impl LogConfig {
+    /// A configuration for tests: parts of `part_bytes`, a 1 GiB budget,
+    /// store `store`, no checkpointed lengths, writable, no writeback.
+    #[cfg(test)]
+    pub fn for_tests(part_bytes: u64, store: u64) -> LogConfig {
+        LogConfig {
+            part_bytes,
+            budget: Arc::new(MemoryBudget::new(1 << 30)),
+            store: crate::codec::StoreId(store),
+            durable: Arc::default(),
+            read_only: false,
+            write_back: false,
+        }
+    }
+
     /// Filter bits for one part: one bit per 8 bytes of log, at least 512.
     /// That is about 100 bits per key for 800-byte records and 8 for
     /// 60-byte ones.
