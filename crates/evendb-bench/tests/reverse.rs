@@ -227,9 +227,16 @@ fn reverse_reaches_every_job_and_the_report_header() {
     );
     assert!(on.reverse);
     assert!(describe_job(&on).ends_with(", scans newest-first"));
-    let off = job_for(&args(&[]), EngineKind::Evendb, true, 10, Vec::new(), "t");
+    let off = job_for(&args(&[]), EngineKind::Evendb, false, 10, Vec::new(), "t");
     assert!(!off.reverse);
     assert!(!describe_job(&off).contains("newest-first"));
+    // Stream queries read each app's latest events unless asked for its
+    // last minute; `--reverse` is for YCSB scans.
+    let stream =
+        |extra: &[&str]| job_for(&args(extra), EngineKind::Evendb, true, 10, Vec::new(), "t");
+    assert!(stream(&[]).reverse);
+    assert!(!stream(&["--stream-query", "minute"]).reverse);
+    assert!(!stream(&["--stream-query", "minute", "--reverse"]).reverse);
     // Jobs written before the option existed scan forward.
     let mut old = serde_json::to_value(&on).unwrap();
     old.as_object_mut().unwrap().remove("reverse");
@@ -243,5 +250,5 @@ fn reverse_reaches_every_job_and_the_report_header() {
     assert!(!report::header(&report).contains("--reverse"));
     report.results[0].reverse = true;
     let h = report::header(&report);
-    assert!(h.contains("scans: newest-first (--reverse)"), "{h}");
+    assert!(h.contains("scans: newest-first: a YCSB scan"), "{h}");
 }
