@@ -36,8 +36,9 @@ pub struct Args {
     /// (RocksDB: LZ4, ZSTD at the bottommost level; fjall: its default).
     #[arg(long, value_enum, default_value = "none")]
     pub peer_compression: PeerCompression,
-    /// Compression of evendb's table blocks: `lz4` (evendb's default) or
-    /// `none`. Logs are never compressed.
+    /// Compression of evendb's table and sorted-run blocks: `lz4`
+    /// (evendb's default) or `none`. Logs appended by puts are never
+    /// compressed.
     #[arg(long, value_enum, default_value = "lz4")]
     pub evendb_compression: EvendbCompression,
     /// Workloads to run in order on one loaded store, comma-separated.
