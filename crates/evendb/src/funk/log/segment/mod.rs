@@ -38,6 +38,7 @@ use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
 
 mod get;
 mod in_blocks;
+mod parts;
 mod sorted;
 mod sync;
 mod values;
@@ -51,6 +52,8 @@ use crate::vfs::{Storage, StorageFile};
 use arc_swap::{ArcSwap, ArcSwapOption};
 use in_blocks::Blocks;
 use parking_lot::Mutex;
+pub(crate) use parts::LogPart;
+use parts::{fingerprint, pack, unpack, OpenPart, Parts};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -102,104 +105,6 @@ impl LogConfig {
     }
 }
 
-/// The part still being appended to: where it starts and a Bloom filter
-/// of its keys.
-#[derive(Debug)]
-pub(crate) struct LogPart {
-    /// Offset of the part's first record.
-    pub start: u64,
-    pub bloom: Bloom,
-}
-
-/// What a get consults, published as one value (replaced whenever a part
-/// is sealed or started).
-///
-/// Sealed parts are summed up in one directory: a 32-bit fingerprint of
-/// each record's key (the high half of [`key_hash`]) in ascending order
-/// and, at the same index, where the record sits. A get binary-searches it
-/// and reads only the records whose fingerprint matches — one record, as
-/// a rule — instead of testing one filter per part and reading whole
-/// parts. The unsealed part has a Bloom filter and is read whole on a
-/// maybe.
-#[derive(Debug, Default)]
-struct Parts {
-    fingerprints: Box<[u32]>,
-    /// [`pack`]ed (offset, length) of each record, parallel to
-    /// `fingerprints`.
-    locations: Box<[u64]>,
-    /// Parts sealed so far.
-    sealed: usize,
-    /// The unsealed part (none while the segment is empty).
-    tail: Option<LogPart>,
-    /// Of a frozen banded segment, the block index that replaced the
-    /// directory (see `span`), and a Bloom filter of its keys' fingerprints
-    /// (about 10 bits a record).
-    blocks: Option<(Arc<BlockIndex>, Bloom)>,
-}
-
-impl Parts {
-    /// Parts whose directory holds `entries` (fingerprint, packed location),
-    /// sorted here. The sort is stable, so a sorted run followed by new
-    /// entries costs a sort of the new ones and one merge.
-    fn new(mut entries: Vec<(u32, u64)>, sealed: usize, tail: Option<LogPart>) -> Self {
-        entries.sort();
-        Parts {
-            fingerprints: entries.iter().map(|e| e.0).collect(),
-            locations: entries.iter().map(|e| e.1).collect(),
-            sealed,
-            tail,
-            blocks: None,
-        }
-    }
-
-    /// Memory of the directory.
-    fn directory_bytes(&self) -> u64 {
-        heap_size(self.fingerprints.len() * 4) + heap_size(self.locations.len() * 8)
-    }
-
-    /// Memory of the directory, the tail's filter and the block index.
-    fn bytes(&self) -> u64 {
-        self.directory_bytes()
-            + self.tail.as_ref().map_or(0, |t| t.bloom.bytes())
-            + self
-                .blocks
-                .as_ref()
-                .map_or(0, |(b, f)| b.bytes() + f.bytes())
-    }
-
-    fn count(&self) -> usize {
-        self.sealed + usize::from(self.tail.is_some())
-    }
-
-    /// (offset, length) of every sealed record whose fingerprint is `fp`.
-    fn matches(&self, fp: u32) -> impl Iterator<Item = (u64, u64)> + '_ {
-        let from = self.fingerprints.partition_point(|&f| f < fp);
-        self.fingerprints[from..]
-            .iter()
-            .take_while(move |&&f| f == fp)
-            .zip(&self.locations[from..])
-            .map(|(_, &loc)| unpack(loc))
-    }
-}
-
-/// Bits of a packed location that hold the record's length: enough for the
-/// largest record (a 16 KiB key and a 16 MiB value); the offset takes the
-/// other 39 (512 GiB).
-const LEN_BITS: u32 = 25;
-
-fn pack(offset: u64, len: u64) -> Option<u64> {
-    (offset < 1 << (64 - LEN_BITS) && len < 1 << LEN_BITS).then_some(offset << LEN_BITS | len)
-}
-
-fn unpack(loc: u64) -> (u64, u64) {
-    (loc >> LEN_BITS, loc & ((1 << LEN_BITS) - 1))
-}
-
-/// The fingerprint the directory keeps for a key hash.
-fn fingerprint(hash: u64) -> u32 {
-    (hash >> 32) as u32
-}
-
 /// Where a log's first record starts: after its file header.
 pub(crate) const FIRST_RECORD: u64 = FILE_HEADER_LEN as u64;
 
@@ -247,31 +152,6 @@ struct AppendState {
     /// file's length.
     cuts: Vec<u64>,
     file_len: u64,
-}
-
-/// (fingerprint, offset) of each record of the part not sealed yet, with
-/// the memory charged for the list.
-#[derive(Debug, Default)]
-struct OpenPart {
-    records: Vec<(u32, u64)>,
-    charged: u64,
-}
-
-impl OpenPart {
-    fn push(&mut self, budget: &MemoryBudget, fp: u32, offset: u64) {
-        self.records.push((fp, offset));
-        budget.recharge(
-            Kind::Filters,
-            &mut self.charged,
-            heap_size(self.records.capacity() * 16),
-        );
-    }
-
-    /// Empties the list and returns its memory.
-    fn clear(&mut self, budget: &MemoryBudget) {
-        self.records = Vec::new();
-        budget.release(Kind::Filters, std::mem::take(&mut self.charged));
-    }
 }
 
 #[derive(Debug)]
@@ -1005,17 +885,6 @@ impl LogSegment {
 mod tests {
     use super::*;
     use crate::vfs::{MemFs, Storage};
-
-    #[test]
-    fn the_largest_record_packs() {
-        let largest =
-            (HEADER_LEN + crate::entry::MAX_KEY_SIZE + crate::entry::MAX_VALUE_SIZE) as u64;
-        assert_eq!(unpack(pack(7, largest).expect("fits")), (7, largest));
-        let far = (1u64 << 39) - 1;
-        assert_eq!(unpack(pack(far, 1).expect("fits")), (far, 1));
-        assert!(pack(1 << 39, 1).is_none());
-        assert!(pack(0, 1 << LEN_BITS).is_none());
-    }
 
     /// Finds the newest version of every key through the directory and the
     /// open part, before and after a replay (which builds the directory in
