@@ -7,21 +7,11 @@
 mod common;
 
 use evendb::vfs::MemFs;
-use evendb::{Db, Durability, Options};
+use evendb::{Db, Options};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 fn options(fs: &MemFs) -> Options {
-    Options::default()
-        .storage(Arc::new(fs.clone()))
-        .durability(Durability::Buffered {
-            sync_interval: std::time::Duration::from_secs(3600),
-        })
-        .max_chunk_size(2 << 20)
-        .max_log_size(512 << 10)
-        .block_size(4096)
-        .memory_budget(2 << 20)
-        .maintenance_threads(0)
+    common::run_sized(fs)
 }
 
 fn key(i: u64) -> Vec<u8> {

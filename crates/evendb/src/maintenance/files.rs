@@ -28,36 +28,27 @@ pub(super) fn install(inner: &DbInner, chunk: &Chunk, funk: Funk) -> Result<()> 
 
 /// A new, empty log segment, registered as open.
 pub(super) fn new_segment(inner: &DbInner) -> Result<Arc<LogSegment>> {
-    let number = inner.next_file_number();
-    let (_, generation) = inner.identity();
-    let segment = Arc::new(LogSegment::create(
-        inner.storage.as_ref(),
-        &inner.dir,
-        number,
-        generation,
-        &inner.log_config,
-    )?);
-    inner.open_files.add_log(&segment);
-    Ok(segment)
+    create_segment(inner, false)
 }
 
 /// A new, empty segment for a sorted run, stored in blocks compressed as
 /// tables are (`Options::compression`); with no compression, an ordinary
 /// log, readable by earlier releases.
 pub(super) fn new_run(inner: &DbInner) -> Result<Arc<LogSegment>> {
-    if inner.opts.compression != crate::Compression::Lz4 {
-        return new_segment(inner);
-    }
+    create_segment(inner, inner.opts.compression == crate::Compression::Lz4)
+}
+
+/// A new, empty segment, stored in compressed blocks if `in_blocks`,
+/// registered as open.
+fn create_segment(inner: &DbInner, in_blocks: bool) -> Result<Arc<LogSegment>> {
     let number = inner.next_file_number();
     let (_, generation) = inner.identity();
-    let segment = Arc::new(LogSegment::create_run(
-        inner.storage.as_ref(),
-        &inner.dir,
-        number,
-        generation,
-        &inner.log_config,
-        true,
-    )?);
+    let (st, dir, config) = (inner.storage.as_ref(), &inner.dir, &inner.log_config);
+    let segment = Arc::new(if in_blocks {
+        LogSegment::create_run(st, dir, number, generation, config, true)?
+    } else {
+        LogSegment::create(st, dir, number, generation, config)?
+    });
     inner.open_files.add_log(&segment);
     Ok(segment)
 }

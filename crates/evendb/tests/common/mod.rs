@@ -65,6 +65,22 @@ pub fn crash_options(fs: &MemFs, sync: bool, budget: u64) -> Options {
         .memory_budget(budget)
 }
 
+/// Options with multi-MiB chunks and half-MiB logs, a 2 MiB budget and
+/// checkpoints only from the test's flushes: logs long enough to be
+/// adopted as they are or written again sorted (runs), deterministic.
+pub fn run_sized(fs: &MemFs) -> Options {
+    Options::default()
+        .storage(Arc::new(fs.clone()))
+        .durability(Durability::Buffered {
+            sync_interval: std::time::Duration::from_secs(3600),
+        })
+        .max_chunk_size(2 << 20)
+        .max_log_size(512 << 10)
+        .block_size(4096)
+        .memory_budget(2 << 20)
+        .maintenance_threads(0)
+}
+
 pub fn open_tiny(fs: &MemFs) -> Db {
     tiny(fs).open(dir()).expect("open")
 }
