@@ -474,8 +474,6 @@ fn find_record_after(
     Ok(None)
 }
 
-/// Decodes the record at `pos` if its header and body check out; returns the
-/// header and the key.
 /// The entry of the checked record at `pos` of `data` (header `h`, key
 /// `key`, as [`decode_at`] found them).
 fn entry_at(data: &[u8], pos: usize, h: &Header, key: &[u8]) -> crate::entry::Entry {
@@ -493,6 +491,8 @@ fn entry_at(data: &[u8], pos: usize, h: &Header, key: &[u8]) -> crate::entry::En
     }
 }
 
+/// Decodes the record at `pos` if its header and body check out; returns the
+/// header and the key.
 pub(super) fn decode_at(data: &[u8], pos: usize, seed: u32) -> Option<(Header, &[u8])> {
     let header = data.get(pos..pos.checked_add(HEADER_LEN)?)?;
     let h = format::decode_header(header, seed)?;
