@@ -197,7 +197,7 @@ fn table_reader_conforms() {
         let fs = fs();
         let table = write_table(&fs, 1, &sorted(w));
         check("table", &model, &|from| {
-            newest(table.iter_from(from).map(Result::unwrap))
+            newest(table.iter_range(from, None).map(Result::unwrap))
         });
         for p in probes() {
             let got = table.get(&p, &|_| true).unwrap().and_then(|e| e.value);

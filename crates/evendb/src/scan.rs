@@ -122,8 +122,8 @@ pub struct Scan {
 /// each a forward scan of `[lower, upper)` at the same snapshot, whose
 /// start comes from the keys of the chunk below `upper` (its munk's
 /// sorted part, its table's blocks, its logs' sorted indexes) about
-/// `window` entries down. Windows grow from `FIRST_WINDOW` entries to
-/// `MAX_WINDOW`, and stop growing once one holds `MAX_WINDOW_BYTES`.
+/// `window` entries down. Windows double from `FIRST_WINDOW` entries up to
+/// `MAX_WINDOW` while each holds at most `WINDOW_GROWTH_BYTES`.
 struct Back {
     /// The current window's pairs in key order; taken from the end.
     items: Vec<(Vec<u8>, Vec<u8>)>,
@@ -141,8 +141,15 @@ struct Back {
 const FIRST_WINDOW: usize = 32;
 /// The most entries a reverse scan's window aims at.
 const MAX_WINDOW: usize = 4096;
-/// A window this large in bytes stops the windows from growing.
-const MAX_WINDOW_BYTES: usize = 4 << 20;
+/// A window larger than this in bytes stops the windows from growing.
+/// The last window of a scan that stops early (`rev().take(n)`) is mostly
+/// read for nothing, while a window's own cost (finding its start, opening
+/// its sources) is that of a few records. Newest-first stream queries of
+/// 1,000 events of about 850 bytes, on a store built by the stream at a
+/// 1 GiB cap, read-only and one thread: 1,107-1,146 queries/s with no
+/// limit but `MAX_WINDOW` (windows up to 1,024 events), 1,236-1,347 with
+/// 32 KiB, 1,269-1,409 with 64 KiB, 1,318-1,356 with 128 KiB.
+const WINDOW_GROWTH_BYTES: usize = 64 << 10;
 
 /// The chunk a scan is reading.
 struct Source {
@@ -499,7 +506,10 @@ impl Scan {
                     back.items.clear();
                     return Ok(None);
                 }
-                back.last = Some(k.clone());
+                match &mut back.last {
+                    Some(last) => last.clone_from(&k),
+                    None => back.last = Some(k.clone()),
+                }
                 return Ok(Some((k, v)));
             }
             if back.done {
@@ -557,7 +567,7 @@ impl Scan {
         let window = Scan::new(self.snap.clone(), &(lower, back.upper.clone()));
         let items: Vec<(Vec<u8>, Vec<u8>)> = window.collect::<Result<_>>()?;
         let bytes: usize = items.iter().map(|(k, v)| k.len() + v.len()).sum();
-        if bytes < MAX_WINDOW_BYTES {
+        if bytes <= WINDOW_GROWTH_BYTES {
             back.window = (back.window * 2).min(MAX_WINDOW);
         }
         back.items = items;

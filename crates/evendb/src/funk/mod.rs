@@ -785,7 +785,10 @@ impl Funk {
             }
         }
         Ok(FunkScan {
-            table: self.table.as_ref().map(|t| t.iter_from(from).peekable()),
+            table: self
+                .table
+                .as_ref()
+                .map(|t| t.iter_range(from, to).peekable()),
             logs,
             banded,
             to: to.map(<[u8]>::to_vec),

@@ -60,7 +60,7 @@ fn table(
 }
 
 fn check(t: &Arc<TableReader>, want: &[Entry], what: &str) {
-    let all: Vec<Entry> = t.iter_from(b"").collect::<Result<_, _>>().unwrap();
+    let all: Vec<Entry> = t.iter_range(b"", None).collect::<Result<_, _>>().unwrap();
     assert!(all == want, "{what}: iterator");
     let from: Vec<Entry> = t.bulk_from(b"key001500").collect::<Result<_, _>>().unwrap();
     assert!(from == want[1500..], "{what}: iterator from a key");
@@ -126,4 +126,53 @@ fn a_compressed_block_with_a_bad_length_or_codec_is_malformed_not_allocated() {
     let mut codec = body;
     *codec.last_mut().unwrap() = 7;
     assert_eq!(format::block_entries(&codec, 2, &mut Vec::new()), None);
+}
+
+#[test]
+fn a_bounded_iterator_returns_the_keys_below_its_bound_and_reads_no_further() {
+    let fs = MemFs::new();
+    let want = entries(false);
+    let (t, _) = table(&fs, 3, &want, false, false);
+    let (from, to) = (&want[1000].key, &want[1100].key);
+    // The bytes of the blocks from the one holding `from` to the one
+    // holding `to`, measured one block at a time.
+    let mut needed = 0;
+    for i in 0..t.block_count() {
+        let before = fs.bytes_read();
+        let keys: Vec<Vec<u8>> = t
+            .read_block(i)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        let size = fs.bytes_read() - before;
+        let (first, last) = (keys.first().unwrap(), keys.last().unwrap());
+        if last >= from && first <= to {
+            needed += size;
+        }
+    }
+    let read_by = |bound: Option<&[u8]>| {
+        let before = fs.bytes_read();
+        let got: Vec<Entry> = t
+            .iter_range(from, bound)
+            .take_while(|e| e.as_ref().map_or(true, |e| e.key < *to))
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(got == want[1000..1100], "the entries of [from, to)");
+        fs.bytes_read() - before
+    };
+    assert_eq!(
+        read_by(Some(to)),
+        needed,
+        "bounded: exactly the blocks up to `to`'s"
+    );
+    // Unbounded, the doubling reads (4, 8, 16, 32 blocks) go past it.
+    assert!(read_by(None) > needed);
+    // Drained, a bounded iterator stops after the block holding `to`.
+    let n = t.iter_range(from, Some(to)).count();
+    assert!(
+        (100..104).contains(&n),
+        "{n} entries up to the bound's block"
+    );
+    assert_eq!(t.iter_range(from, None).count(), 2000);
 }
