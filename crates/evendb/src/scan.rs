@@ -564,13 +564,18 @@ impl Scan {
         } else {
             Bound::Included(low.clone())
         };
-        let window = Scan::new(self.snap.clone(), &(lower, back.upper.clone()));
-        let items: Vec<(Vec<u8>, Vec<u8>)> = window.collect::<Result<_>>()?;
-        let bytes: usize = items.iter().map(|(k, v)| k.len() + v.len()).sum();
+        // The window's pairs go into the last window's (emptied) vector.
+        back.items.clear();
+        back.items.reserve(back.window);
+        let mut bytes = 0;
+        for kv in Scan::new(self.snap.clone(), &(lower, back.upper.clone())) {
+            let (k, v) = kv?;
+            bytes += k.len() + v.len();
+            back.items.push((k, v));
+        }
         if bytes <= WINDOW_GROWTH_BYTES {
             back.window = (back.window * 2).min(MAX_WINDOW);
         }
-        back.items = items;
         back.upper = Bound::Excluded(low);
         back.done = reaches_start;
         Ok(())
