@@ -383,7 +383,8 @@ fn check_blocks(
         let frame = buf.get(rel..rel + frame_len).unwrap_or_default();
         raw.clear();
         blocks::decode_block(frame, seed, out.end, &mut raw).map_err(|d| corrupt(pos, d))?;
-        let (records, used) = decode_records(&raw, out.end, seed);
+        // The block's checksum covers its records' bodies.
+        let (records, used) = decode_records_checking(&raw, out.end, seed, false);
         if used != raw.len() || records.is_empty() {
             return Err(corrupt(pos, "a log block holds a damaged record"));
         }
@@ -494,23 +495,40 @@ fn entry_at(data: &[u8], pos: usize, h: &Header, key: &[u8]) -> crate::entry::En
 /// Decodes the record at `pos` if its header and body check out; returns the
 /// header and the key.
 pub(super) fn decode_at(data: &[u8], pos: usize, seed: u32) -> Option<(Header, &[u8])> {
+    decode_checking(data, pos, seed, true)
+}
+
+/// [`decode_at`], checking the record's body only if `body` (bytes out of
+/// checked log blocks need not be: the block's checksum covers them).
+pub(super) fn decode_checking(
+    data: &[u8],
+    pos: usize,
+    seed: u32,
+    body: bool,
+) -> Option<(Header, &[u8])> {
     let header = data.get(pos..pos.checked_add(HEADER_LEN)?)?;
     let h = format::decode_header(header, seed)?;
     let body_start = pos + HEADER_LEN;
-    let body = data.get(body_start..body_start.checked_add(h.body_len())?)?;
-    if !format::body_matches(&h, body, seed) {
+    let bytes = data.get(body_start..body_start.checked_add(h.body_len())?)?;
+    if body && !format::body_matches(&h, bytes, seed) {
         return None;
     }
-    body.get(..h.key_len as usize).map(|k| (h, k))
+    bytes.get(..h.key_len as usize).map(|k| (h, k))
 }
 
-/// Decodes whole, checked records from the start of `data` (which sits at
+/// Decodes whole, checked records (bodies checked only if `body`: see
+/// [`decode_checking`]) from the start of `data` (which sits at
 /// file offset `base`); returns them and where decoding stopped.
-pub(super) fn decode_records(data: &[u8], base: u64, seed: u32) -> (Vec<RecordPtr>, usize) {
+pub(super) fn decode_records_checking(
+    data: &[u8],
+    base: u64,
+    seed: u32,
+    body: bool,
+) -> (Vec<RecordPtr>, usize) {
     let mut records = Vec::new();
     let mut pos = 0usize;
     while pos < data.len() {
-        let Some((h, _)) = decode_at(data, pos, seed) else {
+        let Some((h, _)) = decode_checking(data, pos, seed, body) else {
             break;
         };
         records.push(RecordPtr {

@@ -114,7 +114,7 @@ impl LogSegment {
                 }
                 read = true;
                 let buf = self.read_bytes(from, from + len)?;
-                let (records, pos) = decode_records(&buf, from, self.seed);
+                let (records, pos) = self.decode_read(&buf, from);
                 let (Some(r), true) = (records.into_iter().next(), pos == buf.len()) else {
                     return Err(Error::corruption(
                         &self.path,
@@ -156,7 +156,7 @@ impl LogSegment {
                     search(&mut listed.into_iter())?.1
                 } else {
                     let buf = self.read_bytes(tail.start, end)?;
-                    let (records, pos) = decode_records(&buf, tail.start, self.seed);
+                    let (records, pos) = self.decode_read(&buf, tail.start);
                     if pos != buf.len() {
                         return Err(Error::corruption(
                             &self.path,

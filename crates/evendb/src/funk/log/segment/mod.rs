@@ -31,7 +31,7 @@
 //!   below the length it loaded.
 
 use super::blocks::BlockMap;
-use super::check::{check_records, decode_records, open_file};
+use super::check::{check_records, decode_checking, decode_records_checking, open_file};
 use super::format::{self, DurableLengths, DurableMark, RecordPtr, SegmentImage, HEADER_LEN};
 use super::index::SegmentIndex;
 use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
@@ -835,6 +835,25 @@ impl LogSegment {
         read.map_err(|e| Error::io(&self.path, e))
     }
 
+    /// The whole, checked records at the start of `buf`, which
+    /// [`read_bytes`](Self::read_bytes) read from offset `base`, and where
+    /// they end. Bytes out of log blocks passed their block's checksum,
+    /// which covers the records' bodies: only headers are checked again
+    /// (a second checksum of every value read was a twentieth of a
+    /// newest-first stream query's time).
+    pub(super) fn decode_read(&self, buf: &[u8], base: u64) -> (Vec<RecordPtr>, usize) {
+        decode_records_checking(buf, base, self.seed, self.blocks.is_none())
+    }
+
+    /// The record at the start of `buf` (read as for
+    /// [`decode_read`](Self::decode_read)): its header and key.
+    pub(super) fn decode_first<'b>(
+        &self,
+        buf: &'b [u8],
+    ) -> Option<(super::format::Header, &'b [u8])> {
+        decode_checking(buf, 0, self.seed, self.blocks.is_none())
+    }
+
     /// Every record below `upto` (clamped to the published length), read
     /// into memory and checked.
     pub fn image(&self, upto: u64) -> Result<SegmentImage> {
@@ -868,7 +887,7 @@ impl LogSegment {
     /// `from`), as an image with offsets relative to its bytes, and the
     /// offset where they end.
     fn decode_image(&self, mut buf: Vec<u8>, from: u64) -> (SegmentImage, u64) {
-        let (mut records, pos) = decode_records(&buf, from, self.seed);
+        let (mut records, pos) = self.decode_read(&buf, from);
         for r in &mut records {
             r.offset -= from;
         }

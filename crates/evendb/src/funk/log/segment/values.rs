@@ -13,7 +13,6 @@
 
 use super::LogSegment;
 use crate::error::{Error, Result};
-use crate::funk::log::check::decode_at;
 use crate::funk::log::format::{RecordPtr, HEADER_LEN};
 
 /// The largest gap between two records read together: within a page or
@@ -112,7 +111,7 @@ impl LogSegment {
     /// Checks the record at `ptr` whose bytes are `buf`; returns where its
     /// value starts in `buf` (`None` for a tombstone).
     fn value_start(&self, ptr: &RecordPtr, buf: &[u8]) -> Result<Option<usize>> {
-        let (h, key) = decode_at(buf, 0, self.seed).ok_or_else(|| {
+        let (h, key) = self.decode_first(buf).ok_or_else(|| {
             Error::corruption(&self.path, ptr.offset, "log record failed its checksum")
         })?;
         if h.counter != ptr.counter || h.version != ptr.version {
