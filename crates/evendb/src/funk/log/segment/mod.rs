@@ -472,16 +472,10 @@ impl LogSegment {
     /// The parts after sealing the unsealed one (its records move to the
     /// directory) and starting a new one at `start`.
     fn seal(&self, current: &Parts, open_part: &mut OpenPart, start: u64) -> Parts {
-        let mut entries: Vec<(u32, u64)> = current
-            .fingerprints
-            .iter()
-            .copied()
-            .zip(current.locations.iter().copied())
-            .collect();
-        entries.append(&mut open_part.records);
+        let entries = std::mem::take(&mut open_part.records);
         open_part.clear(&self.config.budget);
         let sealed = current.sealed + usize::from(current.tail.is_some());
-        let parts = Parts::new(entries, sealed, Some(self.new_part(start)));
+        let parts = current.merged(entries, sealed, Some(self.new_part(start)));
         let budget = &self.config.budget;
         budget.add(Kind::Filters, parts.directory_bytes());
         budget.release(Kind::Filters, current.bytes());
