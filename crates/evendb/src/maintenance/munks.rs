@@ -251,6 +251,11 @@ pub(crate) fn rebalance_munk(
     );
     chunk.set_munk(&frozen, Some(Arc::new(new)));
     let (c, us) = (inner.counters.local(), stats::micros(started));
+    // Puts wait for the lock; the old munk, which this is likely the last
+    // reference to, is freed after it (freeing every cell took a tenth of
+    // a sequential load's samples, while puts waited).
+    drop(frozen);
+    drop(m);
     stats::add(&c.munk_rebalances, 1);
     stats::add(&c.munk_rebalance_micros, us);
     c.munk_rebalance_max_micros
