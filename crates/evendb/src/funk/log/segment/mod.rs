@@ -833,8 +833,7 @@ impl LogSegment {
     /// [`read_bytes`](Self::read_bytes) read from offset `base`, and where
     /// they end. Bytes out of log blocks passed their block's checksum,
     /// which covers the records' bodies: only headers are checked again
-    /// (a second checksum of every value read was a twentieth of a
-    /// newest-first stream query's time).
+    /// (reads of sorted runs used to checksum every value twice).
     pub(super) fn decode_read(&self, buf: &[u8], base: u64) -> (Vec<RecordPtr>, usize) {
         decode_records_checking(buf, base, self.seed, self.blocks.is_none())
     }
