@@ -258,7 +258,21 @@ impl TableReader {
         let Some(j) = at.checked_sub(back.div_ceil(per_block).max(1)) else {
             return Ok(None);
         };
-        Ok(self.read_block(j)?.into_iter().next().map(|e| e.key))
+        // Only the first entry is decoded (a reverse scan asks this once
+        // a window).
+        let (mut buf, mut plain) = (Vec::new(), Vec::new());
+        let corrupt =
+            || Error::corruption(&self.path, self.blocks.start(j), "malformed table block");
+        let Some(body) = self.checked_block(j, &mut buf)? else {
+            return Ok(None);
+        };
+        let body =
+            format::block_entries(body, self.footer.version, &mut plain).ok_or_else(corrupt)?;
+        let first = match format::entry_refs(body).next() {
+            Some(e) => Some(e.ok_or_else(corrupt)?.key.to_vec()),
+            None => None,
+        };
+        Ok(first)
     }
 
     pub fn read_block(&self, i: usize) -> Result<Vec<Entry>> {

@@ -176,3 +176,36 @@ fn a_bounded_iterator_returns_the_keys_below_its_bound_and_reads_no_further() {
     );
     assert_eq!(t.iter_range(from, None).count(), 2000);
 }
+
+#[test]
+fn key_before_is_the_first_key_of_a_block_about_that_many_entries_down() {
+    let fs = MemFs::new();
+    let want = entries(true);
+    let (t, _) = table(&fs, 4, &want, true, false);
+    let firsts: Vec<Vec<u8>> = (0..t.block_count())
+        .map(|i| t.read_block(i).unwrap()[0].key.clone())
+        .collect();
+    for (hi, back) in [(2000, 10), (2000, 300), (3000, 1), (500, 300)] {
+        let hi_key = want.get(hi).map(|e| e.key.clone());
+        let k = t
+            .key_before(hi_key.as_deref(), back)
+            .unwrap()
+            .expect("a key below");
+        assert!(
+            firsts.contains(&k),
+            "{back} below {hi}: a block's first key"
+        );
+        let below = want
+            .iter()
+            .filter(|e| e.key >= k && hi_key.as_ref().is_none_or(|h| e.key < *h))
+            .count();
+        // Estimated from the table's entries per block: within a block or
+        // two of `back`.
+        let per_block = want.len() / t.block_count();
+        assert!(
+            below >= back && below <= back + 3 * per_block,
+            "{below} entries for {back}"
+        );
+    }
+    assert_eq!(t.key_before(Some(&want[5].key), 2000).unwrap(), None);
+}
