@@ -97,16 +97,9 @@ fn a_sequential_load_is_written_once_and_read_in_place() {
     // Random updates and deletes on top of the adopted logs: their
     // segments are not banded, so rebalances write tables again.
     for round in 1..=2 {
-        for _ in 0..8_000 {
-            let i = rng.u64(0..n);
-            if rng.u8(..) < 20 {
-                db.delete(key(i)).expect("delete");
-                model.remove(&key(i));
-            } else {
-                db.put(key(i), value(i, round)).expect("put");
-                model.insert(key(i), value(i, round));
-            }
-        }
+        common::random_writes(&db, &mut model, &mut rng, (n, 8_000), 20, |i| {
+            (key(i), value(i, round))
+        });
         check(
             &db,
             &model,

@@ -78,16 +78,9 @@ fn chunks_left_in_several_logs_are_rebuilt_once_writes_stop() {
     check(&db, &model, "after the load");
     // Updates of random keys leave each chunk several logs.
     for round in 1..=3 {
-        for _ in 0..6_000 {
-            let i = rng.u64(0..n);
-            if rng.u8(..) < 10 {
-                db.delete(key(i)).expect("delete");
-                model.remove(&key(i));
-            } else {
-                db.put(key(i), value(i, round)).expect("put");
-                model.insert(key(i), value(i, round));
-            }
-        }
+        common::random_writes(&db, &mut model, &mut rng, (n, 6_000), 10, |i| {
+            (key(i), value(i, round))
+        });
     }
     let skipped = db.stats().log_segments_older_skipped;
     // Gets only: a scan of a chunk with many runs would have it rebuilt

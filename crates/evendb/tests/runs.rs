@@ -43,16 +43,9 @@ fn load_and_update(db: &Db, rng: &mut fastrand::Rng) -> Model {
         model.insert(key(i), value(i, 0));
     }
     for round in 1..=3 {
-        for _ in 0..8_000 {
-            let i = rng.u64(0..n);
-            if rng.u8(..) < 20 {
-                db.delete(key(i)).expect("delete");
-                model.remove(&key(i));
-            } else {
-                db.put(key(i), value(i, round)).expect("put");
-                model.insert(key(i), value(i, round));
-            }
-        }
+        common::random_writes(db, &mut model, rng, (n, 8_000), 20, |i| {
+            (key(i), value(i, round))
+        });
     }
     model
 }

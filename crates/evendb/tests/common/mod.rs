@@ -6,6 +6,7 @@ pub mod prefix;
 
 use evendb::vfs::MemFs;
 use evendb::{Db, Durability, Options};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -79,6 +80,32 @@ pub fn run_sized(fs: &MemFs) -> Options {
         .block_size(4096)
         .memory_budget(2 << 20)
         .maintenance_threads(0)
+}
+
+/// What the store should hold, key by key.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// `ops` random writes of keys `0..keys` to the store and to `model`: a
+/// delete with chance `deletes` in 256, else a put of the pair `record`
+/// makes of the key's number.
+pub fn random_writes(
+    db: &Db,
+    model: &mut Model,
+    rng: &mut fastrand::Rng,
+    (keys, ops): (u64, usize),
+    deletes: u8,
+    record: impl Fn(u64) -> (Vec<u8>, Vec<u8>),
+) {
+    for _ in 0..ops {
+        let (k, v) = record(rng.u64(0..keys));
+        if rng.u8(..) < deletes {
+            db.delete(&k).expect("delete");
+            model.remove(&k);
+        } else {
+            db.put(&k, &v).expect("put");
+            model.insert(k, v);
+        }
+    }
 }
 
 pub fn open_tiny(fs: &MemFs) -> Db {
