@@ -184,15 +184,6 @@ impl std::fmt::Debug for Scan {
     }
 }
 
-/// A borrowed view of a bound.
-fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
 fn owned(b: Bound<&impl AsRef<[u8]>>) -> Bound<Vec<u8>> {
     match b {
         Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
@@ -283,10 +274,12 @@ impl Scan {
             (Some(k), Bound::Included(e) | Bound::Excluded(e)) if e < k => self.end.clone(),
             (Some(k), _) => Bound::Excluded(k.clone()),
         };
-        let replayed = inner
-            .replayed
-            .get()
-            .and_then(|r| r.first_in(as_ref(&self.cursor), as_ref(&replayed_end)));
+        let replayed = inner.replayed.get().and_then(|r| {
+            r.first_in(
+                self.cursor.as_ref().map(Vec::as_slice),
+                replayed_end.as_ref().map(Vec::as_slice),
+            )
+        });
         let source = |reader| Source {
             reader,
             end_key: end_key.clone(),
@@ -341,15 +334,7 @@ impl Scan {
         chunk: &crate::chunk::Chunk,
         from: &[u8],
     ) -> Result<Option<Option<Vec<u8>>>> {
-        let version = self.snap.version;
-        let Some(t) = self
-            .snap
-            .tombstones
-            .list()
-            .iter()
-            .filter(|t| t.version <= version && t.covers(from))
-            .max_by_key(|t| t.version)
-        else {
+        let Some(t) = self.snap.tombstones.newest_over(from, self.snap.version) else {
             return Ok(None);
         };
         // A read-only open's journaled writes are not in the funk.
@@ -410,7 +395,7 @@ impl Scan {
                 source.replayed = self.snap.inner.replayed.get().and_then(|r| {
                     r.first_in(
                         Bound::Excluded(replayed.0.as_slice()),
-                        as_ref(&source.replayed_end),
+                        source.replayed_end.as_ref().map(Vec::as_slice),
                     )
                 });
                 Ok(Some(replayed))

@@ -107,12 +107,16 @@ impl Tombstones {
     /// records: the newest tombstone covering `key` at or below
     /// `max_version`; 0 if none.
     pub fn floor(&self, key: &[u8], max_version: u64) -> u64 {
+        self.newest_over(key, max_version).map_or(0, |t| t.version)
+    }
+
+    /// The newest tombstone at or below `max_version` covering `key`.
+    pub fn newest_over(&self, key: &[u8], max_version: u64) -> Option<&RangeTombstone> {
         self.list
             .iter()
             .rev()
             .filter(|t| t.version <= max_version)
             .find(|t| t.covers(key))
-            .map_or(0, |t| t.version)
     }
 }
 
