@@ -209,6 +209,12 @@ stats! {
         munk_rebalances,
         /// Time spent in munk rebalances, in microseconds.
         munk_rebalance_micros,
+        /// Of that time, the part that held the chunk's `rebalance` lock
+        /// (puts to the chunk wait for it), in microseconds.
+        munk_rebalance_locked_micros,
+        /// Munk rebalances that had to rebuild again under the lock, puts
+        /// having added more keys meanwhile than the new munk had room for.
+        munk_rebalance_retries,
         /// Log lookups that read records: a segment's directory of sealed
         /// parts with a matching fingerprint, or its open part whose Bloom
         /// filter said maybe.

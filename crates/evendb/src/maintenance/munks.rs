@@ -220,44 +220,63 @@ pub(crate) fn rebalance_munk(
     let max = inner.opts.max_chunk_size;
     let cells = m.keys() + spare_cells(m.keys(), m.data_bytes(), filled(&m, force), max);
     let array = Munk::array_charge(cells);
-    drop(m);
     if inner.budget.free() < array {
         make_room(inner, array, Some(chunk));
     }
-    let frozen = chunk.rebalance.write();
+    // One rebuild at a time; whoever waited finds the munk replaced.
+    let one = m.lock_rebuild();
+    let current =
+        |m: &Arc<Munk>| !chunk.is_retired() && chunk.munk().is_some_and(|c| Arc::ptr_eq(&c, m));
+    if !current(&m) || !force && !m.wants_rebalance() && m.data_bytes() <= inner.opts.max_chunk_size
+    {
+        return Ok(());
+    }
     let started = std::time::Instant::now();
-    if chunk.is_retired() {
-        return Ok(());
-    }
-    let Some(m) = chunk.munk() else {
-        return Ok(());
-    };
-    if !force && !m.wants_rebalance() && m.data_bytes() <= inner.opts.max_chunk_size {
-        // Rebalanced by another thread meanwhile.
-        return Ok(());
-    }
+    // Build the new munk while puts go on ...
     let w = inner.versions.refresh_watermark();
-    let entries =
-        build::without_deleted(build::pruned(m.entries(), w), &inner.tombstones.load(), w);
+    let tombstones = inner.tombstones.load();
+    let full = filled(&m, force);
     // Sized for what is left after pruning, within the room made above.
-    let data = entries.iter().map(MunkEntry::data_size).sum();
-    let spare = spare_cells(entries.len(), data, filled(&m, force), max)
-        .min(cells.saturating_sub(entries.len()).max(64));
-    let new = Munk::build(
-        entries,
+    let spare = |entries: &[MunkEntry]| {
+        let data = entries.iter().map(MunkEntry::data_size).sum();
+        spare_cells(entries.len(), data, full, max).min(cells.saturating_sub(entries.len()).max(64))
+    };
+    let rebuilt = m.rebuild(
+        |entries| build::without_deleted(build::pruned(entries, w), &tombstones, w),
         spare,
-        &inner.budget,
-        Charge::Inherit(m.hand_over()),
     );
+    // ... then stop them and carry over what they changed meanwhile.
+    let frozen = chunk.rebalance.write();
+    let locked = std::time::Instant::now();
+    if !current(&m) {
+        return Ok(());
+    }
+    let c = inner.counters.local();
+    let new = rebuilt.finish(&m).unwrap_or_else(|| {
+        // Puts added more keys than the new munk has room for: rebuild it
+        // whole from the old one, which no put changes now.
+        stats::add(&c.munk_rebalance_retries, 1);
+        let entries = build::without_deleted(build::pruned(m.entries(), w), &tombstones, w);
+        let spare = spare(&entries);
+        Munk::build(
+            entries,
+            spare,
+            &inner.budget,
+            Charge::Inherit(m.hand_over()),
+        )
+    });
     chunk.set_munk(&frozen, Some(Arc::new(new)));
-    let (c, us) = (inner.counters.local(), stats::micros(started));
+    let held = stats::micros(locked);
     // Puts wait for the lock; the old munk, which this is likely the last
     // reference to, is freed after it (freeing every cell took a tenth of
     // a sequential load's samples, while puts waited).
     drop(frozen);
+    drop(one);
     drop(m);
+    let us = stats::micros(started);
     stats::add(&c.munk_rebalances, 1);
     stats::add(&c.munk_rebalance_micros, us);
+    stats::add(&c.munk_rebalance_locked_micros, held);
     c.munk_rebalance_max_micros
         .fetch_max(us, std::sync::atomic::Ordering::Relaxed);
     Ok(())

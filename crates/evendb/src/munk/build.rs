@@ -105,7 +105,10 @@ impl MunkEntry {
 /// one too if it is a tombstone (the munk holds the chunk's whole data, so
 /// "deleted" and "absent" read the same). Cuts links in place: the dropped
 /// nodes are needed by no one, even readers of another munk sharing them.
-/// Returns the chain, or `None` if nothing is left.
+/// Puts may change the chain meanwhile (a munk rebuild prunes with no
+/// lock held): a version a racing put links below the newest one at or
+/// below the watermark is hidden by it, and a tombstone is unlinked only
+/// if it is still next. Returns the chain, or `None` if nothing is left.
 pub(crate) fn prune_chain(head: Option<Arc<Version>>, watermark: u64) -> Option<Arc<Version>> {
     let head = head?;
     let mut above: Option<Arc<Version>> = None;
@@ -118,7 +121,7 @@ pub(crate) fn prune_chain(head: Option<Arc<Version>>, watermark: u64) -> Option<
             if n.value.is_none() {
                 match &above {
                     None => return None,
-                    Some(a) => a.cut(),
+                    Some(a) => a.cut_above(&n),
                 }
             }
             break;
@@ -145,7 +148,8 @@ pub(crate) fn pruned(entries: Vec<MunkEntry>, watermark: u64) -> Vec<MunkEntry> 
 /// Drops what range deletes at or below `watermark` removed: a key's
 /// versions below its floor (see `tombstones`), and the key if nothing is
 /// left above it. Cuts links in place, as [`prune_chain`] does: no reader
-/// at or above the watermark reads below a floor under it.
+/// at or above the watermark reads below a floor under it (and the link
+/// is cut only if no racing put has linked a version into it since).
 pub(crate) fn without_deleted(
     entries: Vec<MunkEntry>,
     tombstones: &crate::tombstones::Tombstones,
@@ -166,10 +170,15 @@ pub(crate) fn without_deleted(
                 return None;
             }
             let mut node = head.clone();
-            while let Some(older) = node.older().filter(|o| o.version >= floor) {
+            let mut below = node.older();
+            while let Some(older) = below.take() {
+                if older.version < floor {
+                    node.cut_above(&older);
+                    break;
+                }
+                below = older.older();
                 node = older;
             }
-            node.cut();
             Some(MunkEntry {
                 key: e.key,
                 head: Some(head),

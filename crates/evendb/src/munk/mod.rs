@@ -36,6 +36,7 @@
 //!   munk is dropped.
 
 pub(crate) mod build;
+mod rebuild;
 
 pub(crate) use build::MunkEntry;
 
@@ -122,6 +123,14 @@ impl Version {
         }
     }
 
+    /// Drops what is older than this version if it is still `below` (the
+    /// next older one): a put that lost a race may have linked a version
+    /// in between since, which must stay.
+    pub fn cut_above(&self, below: &Arc<Version>) {
+        let expected = Some(below.clone());
+        let _ = self.older.compare_and_swap(&expected, None::<Arc<Version>>);
+    }
+
     /// Runs `f` on the newest version of the chain starting here that is
     /// at or below `max_version`, without taking references (no reference
     /// count traffic on hot keys).
@@ -205,6 +214,10 @@ pub(crate) enum Charge {
     /// inherits no array: the old munk's array stays charged until its
     /// last reader lets go of it.
     Inherit(u64),
+    /// Charge the cell array only: the keys and chains are the munk's it
+    /// replaces, which still holds their charge until
+    /// [`Rebuilt::finish`] takes it over.
+    ArrayOnly,
 }
 
 /// A put the munk has made room for; see [`Munk::reserve`].
@@ -233,6 +246,9 @@ pub(crate) struct Munk {
     /// grown by every put (overwrites included), so an upper bound.
     data_bytes: AtomicU64,
     long_walks: AtomicU32,
+    /// Held by whoever rebuilds this munk (see [`Munk::rebuild`]), so that
+    /// one thread builds its replacement while the others wait for it.
+    rebuilding: parking_lot::Mutex<()>,
     budget: Arc<MemoryBudget>,
 }
 
@@ -267,7 +283,10 @@ impl Munk {
         let array_bytes = Munk::array_charge(capacity);
         let content: u64 = entries.iter().map(MunkEntry::charge).sum();
         let data: u64 = entries.iter().map(MunkEntry::data_size).sum();
-        let Charge::Inherit(inherited) = charge;
+        let inherited = match charge {
+            Charge::Inherit(bytes) => bytes,
+            Charge::ArrayOnly => content,
+        };
         let charge = array_bytes + content;
         budget.add(Kind::Munks, charge.saturating_sub(inherited));
         budget.release(Kind::Munks, inherited.saturating_sub(charge));
@@ -293,6 +312,7 @@ impl Munk {
             array_bytes,
             data_bytes: AtomicU64::new(data),
             long_walks: AtomicU32::new(0),
+            rebuilding: parking_lot::Mutex::new(()),
             budget: budget.clone(),
         }
     }
@@ -399,21 +419,13 @@ impl Munk {
         }
         let res = match existing {
             Some(i) => Reservation::Existing(i),
-            None => {
-                let capacity = self.cells.len() as u32;
-                let claimed =
-                    self.claimed
-                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                            (c < capacity).then_some(c + 1)
-                        });
-                match claimed {
-                    Ok(i) => Reservation::New(i),
-                    Err(_) => {
-                        self.budget.release(Kind::Munks, charge);
-                        return Err(Refusal::Full);
-                    }
+            None => match self.claim() {
+                Some(i) => Reservation::New(i),
+                None => {
+                    self.budget.release(Kind::Munks, charge);
+                    return Err(Refusal::Full);
                 }
-            }
+            },
         };
         self.bytes.fetch_add(charge, Ordering::Relaxed);
         let data = value_len as u64
@@ -425,13 +437,23 @@ impl Munk {
         Ok(res)
     }
 
+    /// Claims a free cell, if one is left.
+    fn claim(&self) -> Option<u32> {
+        let capacity = self.cells.len() as u32;
+        self.claimed
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                (c < capacity).then_some(c + 1)
+            })
+            .ok()
+    }
+
     /// Adds a version of `key` under a reservation made for it. `watermark`
     /// is the oldest version any reader may still need.
     pub fn insert(&self, res: Reservation, key: &[u8], node: Version, watermark: u64) {
         let node = Arc::new(node);
         let cell = match res {
             Reservation::Existing(i) => self.cell(i),
-            Reservation::New(i) => self.link(i, key, &node),
+            Reservation::New(i) => self.link(i, key, || Arc::from(key), &node),
         };
         if let Some(cell) = cell {
             let freed = push_version(cell, node, watermark);
@@ -439,17 +461,24 @@ impl Munk {
         }
     }
 
-    /// Links the claimed cell `i` for `key`, holding `node`. Returns `None`
-    /// once linked, or the cell of `key` if another put linked one first
-    /// (the claimed cell then stays unused and unreachable).
-    fn link(&self, i: u32, key: &[u8], node: &Arc<Version>) -> Option<&Cell> {
+    /// Links the claimed cell `i` for `key` (stored as `own` makes it),
+    /// holding `node` and the chain below it. Returns `None` once linked,
+    /// or the cell of `key` if another put linked one first (the claimed
+    /// cell then stays unused and unreachable).
+    fn link(
+        &self,
+        i: u32,
+        key: &[u8],
+        own: impl FnOnce() -> Arc<[u8]>,
+        node: &Arc<Version>,
+    ) -> Option<&Cell> {
         let (mut pred, mut curr, _) = self.locate(key);
         if let Some(c) = self.cell(curr).filter(|c| &*c.key == key) {
             return Some(c);
         }
         let slot = self.cells.get(i as usize)?;
         let _ = slot.set(Cell {
-            key: Arc::from(key),
+            key: own(),
             head: ArcSwapOption::new(Some(node.clone())),
             next: AtomicU32::new(curr),
         });

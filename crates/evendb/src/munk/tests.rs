@@ -215,3 +215,98 @@ fn overwrites_inflate_the_data_estimate_and_a_recount_measures_what_is_live() {
     m.recount(before, live);
     assert_eq!(m.data_bytes(), live + 100);
 }
+
+/// Every key with its newest value, in key order.
+fn contents(m: &Munk) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+    m.entries()
+        .into_iter()
+        .map(|e| (e.key.to_vec(), value_at(m, &e.key, u64::MAX)))
+        .collect()
+}
+
+#[test]
+fn a_rebuild_carries_over_what_puts_changed_after_its_snapshot() {
+    let b = budget();
+    let old = Munk::build(Vec::new(), 100, &b, Charge::Inherit(0));
+    for i in 0..40u64 {
+        put(&old, format!("k{i:02}").as_bytes(), Some(b"v1"), 1, i, 0);
+    }
+    put(&old, b"t", Some(b"x"), 1, 50, 0);
+    put(&old, b"t", None, 2, 51, 0);
+    let w = 5;
+    let rebuilt = old.rebuild(|e| build::pruned(e, w), |_| 20);
+    // After the snapshot: a new version, a new key, the pruned key again.
+    put(&old, b"k05", Some(b"v6"), 6, 60, w);
+    put(&old, b"k05a", Some(b"new"), 6, 61, w);
+    put(&old, b"t", Some(b"back"), 7, 62, w);
+    let new = rebuilt.finish(&old).expect("room for three keys");
+    let mut want = contents(&old);
+    want.retain(|(_, v)| v.is_some());
+    assert_eq!(contents(&new), want);
+    assert_eq!(value_at(&new, b"k05", 6), Some(b"v6".to_vec()));
+    assert_eq!(value_at(&new, b"k05", 5), Some(b"v1".to_vec()));
+    // The new munk took over the old one's charge, which keeps its array.
+    assert_eq!(b.used(), new.bytes() + old.bytes());
+    assert_eq!(old.bytes(), old.array_bytes);
+    drop((old, new));
+    assert_eq!(b.used(), 0, "every byte returned");
+}
+
+#[test]
+fn a_rebuild_without_room_for_the_keys_put_since_asks_for_another() {
+    let b = budget();
+    let old = Munk::build(Vec::new(), 10, &b, Charge::Inherit(0));
+    put(&old, b"a", Some(b"1"), 1, 1, 0);
+    let rebuilt = old.rebuild(|e| e, |_| 0);
+    put(&old, b"b", Some(b"1"), 2, 2, 0);
+    assert!(rebuilt.finish(&old).is_none());
+    assert_eq!(b.used(), old.bytes(), "the unused rebuild is uncharged");
+}
+
+#[test]
+fn a_rebuild_while_puts_race_loses_none_of_their_versions() {
+    let b = budget();
+    let old = Arc::new(Munk::build(Vec::new(), 4000, &b, Charge::Inherit(0)));
+    let stamp = AtomicU64::new(1);
+    let w = AtomicU64::new(0);
+    let (rebuilt, watermark) = std::thread::scope(|s| {
+        for t in 0..3u32 {
+            let (old, stamp, w) = (&old, &stamp, &w);
+            s.spawn(move || {
+                for i in 0..3000u32 {
+                    let k = format!("key{:04}", (i * 7 + t * 13) % 900);
+                    let v = stamp.fetch_add(1, Ordering::Relaxed);
+                    let value = (i % 5 != 0).then(|| v.to_le_bytes());
+                    put(
+                        old,
+                        k.as_bytes(),
+                        value.as_ref().map(|x| &x[..]),
+                        v,
+                        v,
+                        w.load(Ordering::Relaxed),
+                    );
+                }
+            });
+        }
+        // Rebuild mid-way, pruning for a watermark the puts then follow.
+        while stamp.load(Ordering::Relaxed) < 4000 {
+            std::thread::yield_now();
+        }
+        let at = stamp.load(Ordering::Relaxed);
+        w.store(at, Ordering::Relaxed);
+        (old.rebuild(|e| build::pruned(e, at), |_| 2000), at)
+    });
+    let new = rebuilt.finish(&old).expect("room");
+    let (new_keys, old_keys) = (keys(&new), keys(&old));
+    assert!(
+        new_keys.windows(2).all(|w| w[0] < w[1]),
+        "list out of order"
+    );
+    assert!(new_keys.iter().all(|k| old_keys.binary_search(k).is_ok()));
+    for k in &old_keys {
+        for at in [watermark, watermark + 500, watermark + 2000, u64::MAX] {
+            let (got, want) = (value_at(&new, k, at), value_at(&old, k, at));
+            assert!(got == want, "{k:?} at {at}: {got:?}, want {want:?}");
+        }
+    }
+}
