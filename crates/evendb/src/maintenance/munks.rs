@@ -28,7 +28,7 @@ use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::Result;
-use crate::munk::{build, Charge, Munk, MunkEntry, Version};
+use crate::munk::{build, Charge, Munk, MunkEntry, Unsettled, Version};
 use crate::stats;
 use std::sync::Arc;
 
@@ -177,7 +177,7 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
 /// rebuilt each munk three or four times between splits (1,208 rebuilds
 /// for 309 splits), the last one just before the split, every one under
 /// the chunk's `rebalance` lock, which puts wait for.
-fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
+pub(super) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
     if !filled {
         return keys / 2 + 64;
     }
@@ -232,39 +232,39 @@ pub(crate) fn rebalance_munk(
         return Ok(());
     }
     let started = std::time::Instant::now();
-    // Build the new munk while puts go on ...
     let w = inner.versions.refresh_watermark();
     let tombstones = inner.tombstones.load();
     let full = filled(&m, force);
     // Sized for what is left after pruning, within the room made above.
-    let spare = |entries: &[MunkEntry]| {
+    let build = || {
+        let (snapshot, entries) = m.snapshot();
+        let entries = build::without_deleted(build::pruned(entries, w), &tombstones, w);
         let data = entries.iter().map(MunkEntry::data_size).sum();
-        spare_cells(entries.len(), data, full, max).min(cells.saturating_sub(entries.len()).max(64))
+        let spare = spare_cells(entries.len(), data, full, max)
+            .min(cells.saturating_sub(entries.len()).max(64));
+        (snapshot, Unsettled::build(entries, spare, &inner.budget))
     };
-    let rebuilt = m.rebuild(
-        |entries| build::without_deleted(build::pruned(entries, w), &tombstones, w),
-        spare,
-    );
-    // ... then stop them and carry over what they changed meanwhile.
+    // Build the new munk while puts go on, then stop them and carry over
+    // what they changed meanwhile.
+    let (snapshot, part) = build();
     let frozen = chunk.rebalance.write();
     let locked = std::time::Instant::now();
     if !current(&m) {
         return Ok(());
     }
     let c = inner.counters.local();
-    let new = rebuilt.finish(&m).unwrap_or_else(|| {
-        // Puts added more keys than the new munk has room for: rebuild it
-        // whole from the old one, which no put changes now.
-        stats::add(&c.munk_rebalance_retries, 1);
-        let entries = build::without_deleted(build::pruned(m.entries(), w), &tombstones, w);
-        let spare = spare(&entries);
-        Munk::build(
-            entries,
-            spare,
-            &inner.budget,
-            Charge::Inherit(m.hand_over()),
-        )
-    });
+    let carried = snapshot
+        .carry_over(&m, vec![Some(part)], &[], 0)
+        .or_else(|| {
+            // Puts added more keys than the new munk has room for: build it
+            // again from the old one, which no put changes now.
+            stats::add(&c.munk_rebalance_retries, 1);
+            let (snapshot, part) = build();
+            snapshot.carry_over(&m, vec![Some(part)], &[], 0)
+        });
+    let Some(new) = carried.and_then(|c| c.munks.into_iter().next().flatten()) else {
+        return Ok(());
+    };
     chunk.set_munk(&frozen, Some(Arc::new(new)));
     let held = stats::micros(locked);
     // Puts wait for the lock; the old munk, which this is likely the last

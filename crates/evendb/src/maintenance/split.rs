@@ -36,13 +36,14 @@
 use super::appends::{InsertionPoints, Stretch};
 use super::count;
 use super::files::{install, new_segment, record, remove_unreferenced, TableOutput};
+use super::munks::spare_cells;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
 use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
-use crate::munk::{build, Charge, Munk, MunkEntry};
+use crate::munk::{build, merged, Carried, Munk, MunkEntry, Snapshot, Unsettled};
 use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -74,7 +75,7 @@ pub(super) fn munk_split(
     // estimate is lowered and the munk is rebuilt only if it is full.
     let before = munk.data_bytes();
     let live = munk.live_data();
-    let munk_keys = munk.keys();
+    let (munk_keys, munk_free) = (munk.keys(), munk.unclaimed());
     if live <= max {
         munk.recount(before, live);
         return Ok(false);
@@ -90,7 +91,7 @@ pub(super) fn munk_split(
     // held.
     // Each part's cell array, with a slack per part for its fixed parts
     // and the allocator's rounding.
-    let arrays = Munk::array_charge(munk_keys + munk_keys / 2 + 64 * parts)
+    let arrays = Munk::array_charge(munk_keys + munk_keys / 2 + (64 + munk_free) * parts)
         + parts as u64 * Munk::array_charge(64);
     super::room::room_for(inner, arrays);
     if inner.budget.free() < arrays {
@@ -101,9 +102,34 @@ pub(super) fn munk_split(
         return Ok(true);
     }
 
-    // Step 1.
+    // Step 1, with no chunk lock held while puts go on into the munk: cut
+    // its entries into parts and build their munks (one rebuilder of a
+    // munk at a time).
+    let Some(munk) = chunk.munk() else {
+        return Ok(true);
+    };
+    let one = munk.lock_rebuild();
+    let current = || chunk.munk().is_some_and(|m| Arc::ptr_eq(&m, &munk));
+    if !current() {
+        // Rebalanced meanwhile; its next put asks for the split again.
+        return Ok(true);
+    }
+    let w = inner.versions.refresh_watermark();
+    let tombstones = inner.tombstones.load();
+    let isolate = super::room::logs_have_room(inner);
+    let prepare = || {
+        // Puts may add as many keys as the munk has free cells before the
+        // carry-over: any part may need room for them all.
+        let more = munk.unclaimed();
+        let (snapshot, entries) = munk.snapshot();
+        let entries = build::without_deleted(build::pruned(entries, w), &tombstones, w);
+        let cut = cut_where_inserts_go(entries, parts, &munk.recent_keys(), isolate);
+        Prepared::new(snapshot, cut, more, &chunk.min_key, inner)
+    };
+    let mut prepared = prepare();
+    // Then, with puts stopped, carry over what they changed meanwhile.
     let frozen = chunk.rebalance.write();
-    let (Some(munk), Some(funk)) = (chunk.munk(), chunk.funk()) else {
+    let Some(funk) = chunk.funk().filter(|_| current()) else {
         // Evicted meanwhile: a funk rebuild will split it.
         return Ok(true);
     };
@@ -111,36 +137,25 @@ pub(super) fn munk_split(
     if let Err(e) = funk.active.flush() {
         return inner.poison(e).map(|()| true);
     }
-    let w = inner.versions.refresh_watermark();
-    let entries = build::without_deleted(
-        build::pruned(munk.entries(), w),
-        &inner.tombstones.load(),
-        w,
-    );
-    let Cut {
-        parts: pieces,
-        isolated,
-    } = cut_where_inserts_go(
-        entries,
-        parts,
-        &munk.recent_keys(),
-        super::room::logs_have_room(inner),
-    );
+    let carried = prepared.carry_over(&munk).or_else(|| {
+        // A part ran out of cells: cut again, from the munk as no put
+        // changes it now.
+        crate::stats::add(&inner.counters.local().munk_rebalance_retries, 1);
+        prepared = prepare();
+        prepared.carry_over(&munk)
+    });
+    let Some(Carried {
+        munks,
+        changed,
+        unowned,
+    }) = carried
+    else {
+        return Ok(true);
+    };
     let cut = chunk.counter.load(Ordering::Acquire);
-    // The parts take over the old munk's charge for the chains they share.
-    let mut handed = munk.hand_over();
-    let mut settled_charge = 0;
-    let mut children: Vec<Arc<Chunk>> = Vec::with_capacity(pieces.len());
-    let mut child_entries: Vec<Vec<MunkEntry>> = Vec::with_capacity(pieces.len());
-    let mins: Vec<Vec<u8>> = pieces
-        .iter()
-        .enumerate()
-        .map(|(i, (p, _))| match (i, p.first()) {
-            (0, _) | (_, None) => chunk.min_key.clone(),
-            (_, Some(e)) => e.key.to_vec(),
-        })
-        .collect();
-    for (i, (piece, munkless)) in pieces.into_iter().enumerate() {
+    let mut children: Vec<Arc<Chunk>> = Vec::with_capacity(munks.len());
+    let mins = &prepared.mins;
+    for (i, m) in munks.into_iter().enumerate() {
         let end = mins.get(i + 1).cloned().or_else(|| chunk.end_key.clone());
         let child_funk = funk.for_part(segments[i].clone(), &mins[i], end.as_deref());
         let child = Arc::new(Chunk::new(
@@ -151,38 +166,17 @@ pub(super) fn munk_split(
         ));
         child.counter.store(cut, Ordering::Release);
         child.set_funk(Arc::new(child_funk));
-        // A part that takes few puts (the settled part of time-ordered
-        // keys takes none) goes on without a munk (its funk has all its
-        // data, as after an eviction) unless reads heat it. Building one
-        // that memory pressure evicts soon after cost the puts up to a
-        // fifth of their time in a sequential load (a munk's cells and
-        // versions are freed one atomic pointer at a time). Its entries
-        // are held until step 2 is done, and their charge with them
-        // (`settled_charge`).
-        let content: u64 = piece.iter().map(MunkEntry::charge).sum();
-        let inherit = content.min(handed);
-        handed -= inherit;
-        if munkless {
-            settled_charge += inherit;
-        } else {
-            let spare = piece.len() / 2 + 64;
-            let m = Munk::build(
-                piece.clone(),
-                spare,
-                &inner.budget,
-                Charge::Inherit(inherit),
-            );
+        if let Some(m) = m {
             let g = child.rebalance.write();
             child.set_munk(&g, Some(Arc::new(m)));
         }
-        child_entries.push(piece);
         children.push(child);
     }
     // Hold the parts' funk_change through phase 2.
     let child_locks: Vec<_> = children.iter().map(|c| c.funk_change.lock_arc()).collect();
-    let budget = &inner.budget;
-    budget.release(crate::cache::budget::Kind::Munks, handed);
-    let _settled = budget.keep(crate::cache::budget::Kind::Munks, settled_charge);
+    let _settled = inner
+        .budget
+        .keep(crate::cache::budget::Kind::Munks, unowned);
     chunk.retire(children.clone());
     inner.index.replace(std::slice::from_ref(chunk), &children);
     // Readers that still reach the old chunk read its funk, which has every
@@ -193,8 +187,16 @@ pub(super) fn munk_split(
         inner.munks.add(c);
     }
     drop(frozen);
+    drop(one);
     drop(own);
     drop(munk);
+    // Each part's entries as the munk held them at the cut.
+    let isolated = prepared.isolated;
+    let child_entries: Vec<Vec<MunkEntry>> = std::mem::take(&mut prepared.pieces)
+        .into_iter()
+        .zip(changed)
+        .map(|(piece, changed)| merged(piece, changed))
+        .collect();
     // The parts share the old active segment frozen.
     if let Err(e) = funk.active.freeze() {
         return inner.poison(e).map(|()| true);
@@ -254,6 +256,83 @@ struct Cut {
     parts: Vec<(Vec<MunkEntry>, bool)>,
     /// The part cut around the chunk's one insertion point, if any.
     isolated: Option<usize>,
+}
+
+/// A split's parts built from a snapshot of the munk (see
+/// [`Snapshot::carry_over`]).
+struct Prepared {
+    snapshot: Option<Snapshot>,
+    /// Each part's new munk; `None` for a part that goes on without one.
+    built: Vec<Option<Unsettled>>,
+    /// Each part's entries.
+    pieces: Vec<Vec<MunkEntry>>,
+    /// The part cut around the chunk's one insertion point, if any.
+    isolated: Option<usize>,
+    /// Each part's first key (the chunk's for the first).
+    mins: Vec<Vec<u8>>,
+    /// Bytes charged for the entries of the parts without munks, held
+    /// until step 2 is done.
+    settled: u64,
+}
+
+impl Prepared {
+    /// The parts `cut` makes, each munk with room for `more` keys besides
+    /// its own spare cells: the part taking the chunk's inserts (the one
+    /// with a munk beside parts without) for the keys it may take before
+    /// its next split, as a munk rebalance sizes a munk that took inserts
+    /// (`spare_cells`), the others for half their keys. (With half their
+    /// keys, the part taking a sequential load's appends was rebalanced
+    /// about twice between splits, and its puts found it full about once.)
+    fn new(snapshot: Snapshot, cut: Cut, more: usize, min_key: &[u8], inner: &DbInner) -> Self {
+        let mins = cut
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| match (i, p.first()) {
+                (0, _) | (_, None) => min_key.to_vec(),
+                (_, Some(e)) => e.key.to_vec(),
+            })
+            .collect();
+        let inserting = cut.parts.iter().any(|(_, munkless)| *munkless);
+        let max = inner.opts.max_chunk_size;
+        let built = cut
+            .parts
+            .iter()
+            .map(|(piece, munkless)| {
+                (!munkless).then(|| {
+                    let data = piece.iter().map(MunkEntry::data_size).sum();
+                    let spare = spare_cells(piece.len(), data, inserting, max) + more;
+                    Unsettled::build(piece.clone(), spare, &inner.budget)
+                })
+            })
+            .collect();
+        let settled = cut
+            .parts
+            .iter()
+            .filter(|(_, munkless)| *munkless)
+            .flat_map(|(piece, _)| piece)
+            .map(MunkEntry::charge)
+            .sum();
+        Prepared {
+            snapshot: Some(snapshot),
+            built,
+            pieces: cut.parts.into_iter().map(|(p, _)| p).collect(),
+            isolated: cut.isolated,
+            mins,
+            settled,
+        }
+    }
+
+    /// See [`Snapshot::carry_over`]; `None` once tried.
+    fn carry_over(&mut self, old: &Munk) -> Option<Carried> {
+        let built = std::mem::take(&mut self.built);
+        self.snapshot.take()?.carry_over(
+            old,
+            built,
+            self.mins.get(1..).unwrap_or_default(),
+            self.settled,
+        )
+    }
 }
 
 /// Cuts a munk's entries for a split, where the puts since the munk was

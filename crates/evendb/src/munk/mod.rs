@@ -38,6 +38,8 @@
 pub(crate) mod build;
 mod rebuild;
 
+pub(crate) use rebuild::{merged, Carried, Snapshot, Unsettled};
+
 pub(crate) use build::MunkEntry;
 
 use crate::cache::budget::{heap_size, Kind, MemoryBudget, ARC_HEADER};
@@ -539,6 +541,12 @@ impl Munk {
     /// Cells the munk was built with beyond its keys.
     pub fn spare(&self) -> usize {
         self.cells.len().saturating_sub(self.sorted as usize)
+    }
+
+    /// Cells not claimed yet: at most this many keys are new to the munk
+    /// before it refuses them.
+    pub fn unclaimed(&self) -> usize {
+        self.cells.len().saturating_sub(self.keys())
     }
 
     /// Cells claimed: the keys the munk holds, plus cells lost to races.

@@ -1,32 +1,55 @@
-//! Rebuilding a munk while puts go on (munk rebalance). The new munk is
-//! built from a snapshot of the old one with no chunk lock held; then,
-//! under the chunk's `rebalance` lock held exclusively, what puts changed
-//! meanwhile is carried over: one walk of the old munk's list, comparing
-//! chain heads, which allocates only for the keys put since.
+//! Rebuilding a munk while puts go on (munk rebalance, munk split). The
+//! new munks are built from a snapshot of the old one with no chunk lock
+//! held; then, under the chunk's `rebalance` lock held exclusively, what
+//! puts changed meanwhile is carried over: one walk of the old munk's
+//! list, comparing chain heads, which allocates only for the keys put
+//! since.
 
 use super::{chain_charge, key_charge, same, Charge, Munk, MunkEntry, Version};
-use crate::cache::budget::Kind;
+use crate::cache::budget::{Kind, MemoryBudget};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// A munk built from a snapshot of another, not yet installed.
-pub(crate) struct Rebuilt {
-    munk: Option<Munk>,
-    /// The old munk's cells the snapshot saw, in key order: index and
-    /// chain head then. The heads are held so that none is freed and
-    /// another node allocated at its address taken for it.
+/// What a rebuild saw of the old munk: its cells in key order, each with
+/// its index and its chain's head then. The heads are held so that none
+/// is freed and another node allocated at its address taken for it.
+pub(crate) struct Snapshot {
     seen: Vec<(u32, Option<Arc<Version>>)>,
-    /// The old munk's data size before the snapshot.
-    data_then: u64,
 }
 
-impl Drop for Rebuilt {
+/// A munk built from a snapshot, charged only its cell array until
+/// [`Snapshot::carry_over`] hands it the old munk's charge for its keys
+/// and chains.
+pub(crate) struct Unsettled(Option<Munk>);
+
+impl Unsettled {
+    /// A munk over `entries` (sorted, distinct) with room for `spare` more
+    /// keys.
+    pub fn build(entries: Vec<MunkEntry>, spare: usize, budget: &Arc<MemoryBudget>) -> Self {
+        Unsettled(Some(Munk::build(entries, spare, budget, Charge::ArrayOnly)))
+    }
+}
+
+impl Drop for Unsettled {
     fn drop(&mut self) {
         // Never installed: the keys and chains stay the old munk's charge.
-        if let Some(m) = &self.munk {
+        if let Some(m) = &self.0 {
             m.bytes.store(m.array_bytes, Ordering::Relaxed);
         }
     }
+}
+
+/// The new munks after [`Snapshot::carry_over`], one per part (`None` for
+/// a part without one), and per part the entries that changed after the
+/// snapshot (key order): merged into the snapshot's, they give each
+/// part's entries as the old munk holds them now.
+pub(crate) struct Carried {
+    pub munks: Vec<Option<Munk>>,
+    pub changed: Vec<Vec<MunkEntry>>,
+    /// Bytes charged for the entries of the parts without munks, which
+    /// the caller holds while it needs them (`extra`, adjusted for what
+    /// changed there).
+    pub unowned: u64,
 }
 
 impl Munk {
@@ -36,16 +59,9 @@ impl Munk {
         self.rebuilding.lock()
     }
 
-    /// A new munk of this munk's entries as `keep` leaves them (pruned),
-    /// with room for `spare(kept)` more keys. Puts may go on meanwhile;
-    /// [`Rebuilt::finish`] carries over what they change. Only the new
-    /// cell array is charged to the budget.
-    pub fn rebuild(
-        &self,
-        keep: impl FnOnce(Vec<MunkEntry>) -> Vec<MunkEntry>,
-        spare: impl FnOnce(&[MunkEntry]) -> usize,
-    ) -> Rebuilt {
-        let data_then = self.data_bytes();
+    /// Every key with its chain, in key order, and what a rebuild needs to
+    /// carry over the puts that come after. Puts may go on meanwhile.
+    pub fn snapshot(&self) -> (Snapshot, Vec<MunkEntry>) {
         let n = self.claimed.load(Ordering::Relaxed) as usize;
         let (mut seen, mut entries) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut i = self.first.load(Ordering::Acquire);
@@ -58,14 +74,7 @@ impl Munk {
             });
             i = next;
         }
-        let entries = keep(entries);
-        let spare = spare(&entries);
-        let munk = Munk::build(entries, spare, &self.budget, Charge::ArrayOnly);
-        Rebuilt {
-            munk: Some(munk),
-            seen,
-            data_then,
-        }
+        (Snapshot { seen }, entries)
     }
 
     /// Links `key` with its chain as a new key of a munk no one else
@@ -81,58 +90,127 @@ impl Munk {
     }
 }
 
-impl Rebuilt {
-    /// The new munk with what puts changed in `old` since the snapshot
-    /// carried over, taking over `old`'s charge for keys and chains. Call
-    /// it only when no put can change `old` any more (the chunk's
-    /// `rebalance` lock held exclusively). `None` if the new munk has no
-    /// cell left for the keys put since: rebuild it whole then.
-    pub fn finish(mut self, old: &Munk) -> Option<Munk> {
-        let new = self.munk.as_ref()?;
-        let (mut added, mut removed) = (0u64, 0u64);
+impl Snapshot {
+    /// Carries what puts changed in `old` since the snapshot over to
+    /// `parts`, the new munks of consecutive key ranges (`bounds[p]` is
+    /// the first key of part `p + 1`; `None` for a part without a munk),
+    /// built from the snapshot's entries, and hands them `old`'s charge
+    /// for keys and chains. `extra` is the charge of the snapshot's
+    /// entries of parts without munks (whose funks hold what was put
+    /// there since). Call it only when no put can change `old` any more
+    /// (the chunk's `rebalance` lock held exclusively).
+    ///
+    /// `None`, with nothing handed over, if a part has no cell left for
+    /// the keys put since: rebuild from a new snapshot then.
+    pub fn carry_over(
+        self,
+        old: &Munk,
+        mut parts: Vec<Option<Unsettled>>,
+        bounds: &[Vec<u8>],
+        extra: u64,
+    ) -> Option<Carried> {
+        let n = parts.len();
+        // Per part: its next cell of the sorted prefix (the kept keys, in
+        // the order of the old list, sharing its key allocations), bytes
+        // of keys and chains added and removed, data added.
+        let mut next = vec![0u32; n];
+        let (mut added, mut removed, mut data) = (vec![0u64; n], vec![0u64; n], vec![0u64; n]);
+        let mut changed: Vec<Vec<MunkEntry>> = (0..n).map(|_| Vec::new()).collect();
         let mut seen = self.seen.iter().peekable();
-        // The next cell of the new munk's sorted prefix: the kept keys, in
-        // the order of the old list, sharing its key allocations.
-        let mut j = 0u32;
+        let mut p = 0;
         let mut i = old.first.load(Ordering::Acquire);
-        while let Some((c, next)) = old.at(i) {
+        while let Some((c, after)) = old.at(i) {
             let then = seen.next_if(|(s, _)| *s == i).map(|(_, h)| h);
-            let kept = new.cell(j).filter(|n| Arc::ptr_eq(&n.key, &c.key));
-            if kept.is_some() {
-                j += 1;
+            i = after;
+            while bounds.get(p).is_some_and(|b| *c.key >= **b) {
+                p += 1;
             }
-            i = next;
+            let new = parts
+                .get(p)
+                .and_then(|u| u.as_ref())
+                .and_then(|u| u.0.as_ref());
+            let kept = new
+                .and_then(|m| m.cell(next[p]))
+                .filter(|k| Arc::ptr_eq(&k.key, &c.key));
+            if kept.is_some() {
+                next[p] += 1;
+            }
             if then.is_some_and(|h| same(h, &c.head.load())) {
                 continue;
             }
             // Put since the snapshot: a new key, or a new version.
-            let now = c.head();
-            added += chain_charge(&now);
-            match kept {
-                Some(k) => {
-                    removed += then.map_or(0, chain_charge);
-                    k.head.store(now);
+            let Some(now) = c.head() else { continue };
+            let entry = MunkEntry {
+                key: c.key.clone(),
+                head: Some(now.clone()),
+            };
+            added[p] += chain_charge(&entry.head);
+            data[p] += entry.data_size();
+            match (new, kept) {
+                (_, Some(k)) => {
+                    removed[p] += then.map_or(0, chain_charge);
+                    k.head.store(Some(now));
                 }
-                None => {
-                    let Some(head) = now else { continue };
-                    added += key_charge(c.key.len());
-                    if !new.adopt(&c.key, head) {
+                (Some(new), None) => {
+                    added[p] += key_charge(c.key.len());
+                    if !new.adopt(&c.key, now) {
                         return None;
                     }
                 }
+                // A part without a munk: its funk has the record.
+                (None, None) => match then {
+                    Some(h) => removed[p] += chain_charge(h),
+                    None => added[p] += key_charge(c.key.len()),
+                },
             }
+            changed[p].push(entry);
         }
-        let new = self.munk.take()?;
         let inherited = old.hand_over();
-        let content = (new.bytes() - new.array_bytes + added).saturating_sub(removed);
-        new.budget
-            .add(Kind::Munks, content.saturating_sub(inherited));
-        new.budget
-            .release(Kind::Munks, inherited.saturating_sub(content));
-        new.bytes
-            .store(new.array_bytes + content, Ordering::Relaxed);
-        let grown = old.data_bytes().saturating_sub(self.data_then);
-        new.data_bytes.fetch_add(grown, Ordering::Relaxed);
-        Some(new)
+        let mut unowned = extra;
+        let mut charged = 0;
+        let munks = parts
+            .iter_mut()
+            .enumerate()
+            .map(|(p, u)| {
+                let Some(m) = u.as_mut().and_then(|u| u.0.take()) else {
+                    unowned = (unowned + added[p]).saturating_sub(removed[p]);
+                    return None;
+                };
+                let before = m.bytes() - m.array_bytes;
+                let content = (before + added[p]).saturating_sub(removed[p]);
+                m.bytes.store(m.array_bytes + content, Ordering::Relaxed);
+                m.data_bytes.fetch_add(data[p], Ordering::Relaxed);
+                charged += content;
+                Some(m)
+            })
+            .collect();
+        charged += unowned;
+        old.budget
+            .add(Kind::Munks, charged.saturating_sub(inherited));
+        old.budget
+            .release(Kind::Munks, inherited.saturating_sub(charged));
+        Some(Carried {
+            munks,
+            changed,
+            unowned,
+        })
     }
+}
+
+/// `entries` with `changed` (both in key order) merged in: a changed entry
+/// replaces the entry of its key.
+pub(crate) fn merged(entries: Vec<MunkEntry>, changed: Vec<MunkEntry>) -> Vec<MunkEntry> {
+    if changed.is_empty() {
+        return entries;
+    }
+    let mut out = Vec::with_capacity(entries.len() + changed.len());
+    let mut changed = changed.into_iter().peekable();
+    for e in entries {
+        while let Some(c) = changed.next_if(|c| c.key < e.key) {
+            out.push(c);
+        }
+        out.push(changed.next_if(|c| c.key == e.key).unwrap_or(e));
+    }
+    out.extend(changed);
+    out
 }

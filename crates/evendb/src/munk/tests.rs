@@ -216,6 +216,26 @@ fn overwrites_inflate_the_data_estimate_and_a_recount_measures_what_is_live() {
     assert_eq!(m.data_bytes(), live + 100);
 }
 
+/// A rebuild of `old` as a munk rebalance starts it: a snapshot, and a
+/// new munk of its entries as `keep` leaves them with `spare` cells.
+fn rebuild(
+    old: &Munk,
+    keep: impl FnOnce(Vec<MunkEntry>) -> Vec<MunkEntry>,
+    spare: usize,
+) -> (Snapshot, Unsettled) {
+    let (snapshot, entries) = old.snapshot();
+    (
+        snapshot,
+        Unsettled::build(keep(entries), spare, &old.budget),
+    )
+}
+
+/// The rebuild's new munk with what puts changed since carried over.
+fn finish((snapshot, part): (Snapshot, Unsettled), old: &Munk) -> Option<Munk> {
+    let carried = snapshot.carry_over(old, vec![Some(part)], &[], 0)?;
+    carried.munks.into_iter().next().flatten()
+}
+
 /// Every key with its newest value, in key order.
 fn contents(m: &Munk) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
     m.entries()
@@ -234,12 +254,12 @@ fn a_rebuild_carries_over_what_puts_changed_after_its_snapshot() {
     put(&old, b"t", Some(b"x"), 1, 50, 0);
     put(&old, b"t", None, 2, 51, 0);
     let w = 5;
-    let rebuilt = old.rebuild(|e| build::pruned(e, w), |_| 20);
+    let rebuilt = rebuild(&old, |e| build::pruned(e, w), 20);
     // After the snapshot: a new version, a new key, the pruned key again.
     put(&old, b"k05", Some(b"v6"), 6, 60, w);
     put(&old, b"k05a", Some(b"new"), 6, 61, w);
     put(&old, b"t", Some(b"back"), 7, 62, w);
-    let new = rebuilt.finish(&old).expect("room for three keys");
+    let new = finish(rebuilt, &old).expect("room for three keys");
     let mut want = contents(&old);
     want.retain(|(_, v)| v.is_some());
     assert_eq!(contents(&new), want);
@@ -257,9 +277,9 @@ fn a_rebuild_without_room_for_the_keys_put_since_asks_for_another() {
     let b = budget();
     let old = Munk::build(Vec::new(), 10, &b, Charge::Inherit(0));
     put(&old, b"a", Some(b"1"), 1, 1, 0);
-    let rebuilt = old.rebuild(|e| e, |_| 0);
+    let rebuilt = rebuild(&old, |e| e, 0);
     put(&old, b"b", Some(b"1"), 2, 2, 0);
-    assert!(rebuilt.finish(&old).is_none());
+    assert!(finish(rebuilt, &old).is_none());
     assert_eq!(b.used(), old.bytes(), "the unused rebuild is uncharged");
 }
 
@@ -294,9 +314,9 @@ fn a_rebuild_while_puts_race_loses_none_of_their_versions() {
         }
         let at = stamp.load(Ordering::Relaxed);
         w.store(at, Ordering::Relaxed);
-        (old.rebuild(|e| build::pruned(e, at), |_| 2000), at)
+        (rebuild(&old, |e| build::pruned(e, at), 2000), at)
     });
-    let new = rebuilt.finish(&old).expect("room");
+    let new = finish(rebuilt, &old).expect("room");
     let (new_keys, old_keys) = (keys(&new), keys(&old));
     assert!(
         new_keys.windows(2).all(|w| w[0] < w[1]),
@@ -309,4 +329,52 @@ fn a_rebuild_while_puts_race_loses_none_of_their_versions() {
             assert!(got == want, "{k:?} at {at}: {got:?}, want {want:?}");
         }
     }
+}
+
+#[test]
+fn a_split_carries_changes_to_the_part_of_their_key() {
+    let b = budget();
+    let old = Munk::build(Vec::new(), 100, &b, Charge::Inherit(0));
+    for i in 0..20u64 {
+        put(&old, format!("k{i:02}").as_bytes(), Some(b"v1"), 1, i, 0);
+    }
+    // Two parts from "k10" on: the lower one without a munk (settled).
+    let (snapshot, entries) = old.snapshot();
+    let (lower, upper) = (entries[..10].to_vec(), entries[10..].to_vec());
+    let extra: u64 = lower.iter().map(MunkEntry::charge).sum();
+    let built = vec![None, Some(Unsettled::build(upper.clone(), 8, &b))];
+    put(&old, b"k03", Some(b"v2"), 2, 30, 0);
+    put(&old, b"k15", Some(b"v2"), 2, 31, 0);
+    put(&old, b"k15a", Some(b"new"), 2, 32, 0);
+    let carried = snapshot
+        .carry_over(&old, built, &[b"k10".to_vec()], extra)
+        .expect("carried");
+    assert!(carried.munks[0].is_none());
+    let m = carried.munks[1].as_ref().expect("upper munk");
+    assert_eq!(value_at(m, b"k15", 2), Some(b"v2".to_vec()));
+    assert_eq!(value_at(m, b"k15a", 2), Some(b"new".to_vec()));
+    assert_eq!(value_at(m, b"k03", 2), None, "not the upper part's key");
+    let keys_of = |v: &[MunkEntry]| v.iter().map(|e| e.key.to_vec()).collect::<Vec<_>>();
+    assert_eq!(keys_of(&carried.changed[0]), vec![b"k03".to_vec()]);
+    assert_eq!(
+        keys_of(&carried.changed[1]),
+        vec![b"k15".to_vec(), b"k15a".to_vec()]
+    );
+    for (piece, changed) in [(lower, 0), (upper, 1)] {
+        let all = merged(piece, carried.changed[changed].clone());
+        assert!(all.windows(2).all(|w| w[0].key < w[1].key));
+        for e in &all {
+            let head = e.head.as_ref().expect("head");
+            assert_eq!(
+                head.value.as_deref().map(<[u8]>::to_vec),
+                value_at(&old, &e.key, u64::MAX),
+                "{:?}",
+                e.key
+            );
+        }
+    }
+    // The old munk's charge went to the upper munk and the settled part,
+    // which grew by a version.
+    assert!(carried.unowned > extra);
+    assert_eq!(b.used(), old.bytes() + m.bytes() + carried.unowned);
 }
