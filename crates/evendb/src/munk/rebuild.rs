@@ -176,7 +176,7 @@ impl Snapshot {
                     unowned = (unowned + added[p]).saturating_sub(removed[p]);
                     return None;
                 };
-                let before = m.bytes() - m.array_bytes;
+                let before = m.bytes().saturating_sub(m.array_bytes);
                 let content = (before + added[p]).saturating_sub(removed[p]);
                 m.bytes.store(m.array_bytes + content, Ordering::Relaxed);
                 m.data_bytes.fetch_add(data[p], Ordering::Relaxed);
