@@ -3,8 +3,8 @@
 //! then reads of what was deleted, and the space each engine gives back.
 //!
 //! ```text
-//! cargo run --release -p evendb-bench --example range_delete -- --dir /tmp/rd
-//! cargo run --release -p evendb-bench --features rocksdb --example range_delete -- \
+//! cargo run --release -p evendb-bench --example retention_deletes -- --dir /tmp/rd
+//! cargo run --release -p evendb-bench --features rocksdb --example retention_deletes -- \
 //!     --engine evendb,rocksdb --dir /tmp/rd --json rd.json
 //! ```
 //!
