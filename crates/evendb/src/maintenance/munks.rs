@@ -16,11 +16,12 @@
 //! the active segment then is noted: the munk-less log limit that triggers
 //! a funk rebalance counts only the bytes appended after it.
 //!
-//! **Munk rebalance**: under `rebalance` held exclusively (puts wait; gets
-//! and scans read the old munk, which no put changes now), build a sorted,
-//! compacted munk from the old one — sharing keys and version chains, so
-//! nothing is copied but the cell array — and swap it in. A munk over
-//! `max_chunk_size` is split instead (see `split`).
+//! **Munk rebalance**: with no chunk lock held, while puts go on, build a
+//! sorted, compacted munk from a snapshot of the old one — sharing keys and
+//! version chains, so nothing is copied but the cell array; then, under
+//! `rebalance` held exclusively (puts wait; gets and scans read the old
+//! munk), carry over what puts changed since (`munk::rebuild`) and swap it
+//! in. A munk over `max_chunk_size` is split instead (see `split`).
 
 use super::room::{evict_munk, keep_floor, make_room, shrink_cold_row_cache};
 use super::split::munk_split;

@@ -6,9 +6,11 @@
 //! 0. With no chunk lock held, create one empty log segment per part and
 //!    publish them as extra logs of the chunk (so a crash at any later point
 //!    loses nothing: the old chunk's file list covers every record).
-//! 1. **Immutable phase**, under the chunk's `rebalance` lock held
-//!    exclusively, in memory only: cut the munk's compacted entries into
-//!    parts of about equal size; make one new chunk per part, with the
+//! 1. **Immutable phase**, in memory only: cut a snapshot of the munk's
+//!    compacted entries into parts of about equal size and build their
+//!    munks while puts go on; then, under the chunk's `rebalance` lock
+//!    held exclusively, carry over what puts changed since to the part of
+//!    its key (`munk::rebuild`); make one new chunk per part, with the
 //!    part as its munk (none for the settled part of time-ordered keys,
 //!    see `cut_where_inserts_go`), the old chunk's funk (shared) plus its
 //!    own new segment as active log, and the old chunk's counter; retire

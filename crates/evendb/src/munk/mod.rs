@@ -28,9 +28,10 @@
 //! - Entries are dropped from a chain only when no reader can need them:
 //!   versions below the watermark `w` (the oldest version any snapshot,
 //!   scan or checkpoint may read at) except the newest one at or below `w`.
-//! - Puts to a munk hold their chunk's rebalance lock shared; a munk that is
-//!   being rebuilt (munk rebalance, split) is frozen by holding it
-//!   exclusively, so a rebuild reads a munk no put is changing.
+//! - Puts to a munk hold their chunk's rebalance lock shared. A rebuild
+//!   (munk rebalance, split) reads the munk while puts change it, then
+//!   holds the lock exclusively, so that no put changes it, to carry over
+//!   what changed since (`rebuild.rs`).
 //! - `bytes` is this munk's charge to the memory budget: every growth is
 //!   charged before it happens, every drop released, and the rest when the
 //!   munk is dropped.
