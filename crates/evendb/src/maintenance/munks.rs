@@ -29,7 +29,7 @@ use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::db::DbInner;
 use crate::error::Result;
-use crate::munk::{build, Charge, Munk, MunkEntry, Unsettled, Version};
+use crate::munk::{spare_cells, Charge, Munk, MunkEntry, Unsettled, Version};
 use crate::stats;
 use std::sync::Arc;
 
@@ -169,26 +169,6 @@ pub(crate) fn munk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>, may_split: boo
     rebalance_munk(inner, chunk, may_split, false)
 }
 
-/// Spare cells (room for new keys) of a rebuilt munk of `keys` keys and
-/// `data` bytes of data: half its keys; or, if new keys `filled` most of
-/// the old munk's spare cells, room for the keys it may still take before
-/// its data reaches `max_chunk_size` and it is split (estimated from its
-/// bytes a key), plus a quarter of its keys so that it splits before it
-/// fills them, at most twice its keys. Measured reason: a sequential load
-/// rebuilt each munk three or four times between splits (1,208 rebuilds
-/// for 309 splits), the last one just before the split, every one under
-/// the chunk's `rebalance` lock, which puts wait for.
-pub(super) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
-    if !filled {
-        return keys / 2 + 64;
-    }
-    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data.max(1);
-    let more = usize::try_from(at_split)
-        .unwrap_or(usize::MAX)
-        .saturating_sub(keys);
-    (more + keys / 4).clamp(64, 2 * keys + 64)
-}
-
 /// True if new keys used up most of `m`'s spare cells (see
 /// [`spare_cells`]); never for a forced rebuild, which drops cells.
 fn filled(m: &Munk, force: bool) -> bool {
@@ -238,8 +218,7 @@ pub(crate) fn rebalance_munk(
     let full = filled(&m, force);
     // Sized for what is left after pruning, within the room made above.
     let build = || {
-        let (snapshot, entries) = m.snapshot();
-        let entries = build::without_deleted(build::pruned(entries, w), &tombstones, w);
+        let (snapshot, entries) = m.pruned_snapshot(w, &tombstones);
         let data = entries.iter().map(MunkEntry::data_size).sum();
         let spare = spare_cells(entries.len(), data, full, max)
             .min(cells.saturating_sub(entries.len()).max(64));

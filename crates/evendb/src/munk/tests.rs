@@ -236,6 +236,16 @@ fn finish((snapshot, part): (Snapshot, Unsettled), old: &Munk) -> Option<Munk> {
     carried.munks.into_iter().next().flatten()
 }
 
+/// A munk of `n` keys "k00", "k01", ... with value "v1" at version 1,
+/// and room for 100.
+fn numbered(n: u64) -> (Munk, Arc<MemoryBudget>) {
+    let (m, b) = empty(100);
+    for i in 0..n {
+        put(&m, format!("k{i:02}").as_bytes(), Some(b"v1"), 1, i, 0);
+    }
+    (m, b)
+}
+
 /// Every key with its newest value, in key order.
 fn contents(m: &Munk) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
     m.entries()
@@ -246,11 +256,7 @@ fn contents(m: &Munk) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
 
 #[test]
 fn a_rebuild_carries_over_what_puts_changed_after_its_snapshot() {
-    let b = budget();
-    let old = Munk::build(Vec::new(), 100, &b, Charge::Inherit(0));
-    for i in 0..40u64 {
-        put(&old, format!("k{i:02}").as_bytes(), Some(b"v1"), 1, i, 0);
-    }
+    let (old, b) = numbered(40);
     put(&old, b"t", Some(b"x"), 1, 50, 0);
     put(&old, b"t", None, 2, 51, 0);
     let w = 5;
@@ -333,11 +339,7 @@ fn a_rebuild_while_puts_race_loses_none_of_their_versions() {
 
 #[test]
 fn a_split_carries_changes_to_the_part_of_their_key() {
-    let b = budget();
-    let old = Munk::build(Vec::new(), 100, &b, Charge::Inherit(0));
-    for i in 0..20u64 {
-        put(&old, format!("k{i:02}").as_bytes(), Some(b"v1"), 1, i, 0);
-    }
+    let (old, b) = numbered(20);
     // Two parts from "k10" on: the lower one without a munk (settled).
     let (snapshot, entries) = old.snapshot();
     let (lower, upper) = (entries[..10].to_vec(), entries[10..].to_vec());
