@@ -320,6 +320,8 @@ stats! {
         memory_write_buffers,
         /// Working memory of background work running now (the logs a rebuild merges).
         memory_background,
+        /// Memory of the store's own structures outside the budget's categories, estimated from their sizes when the stats are taken: per chunk its state, key bounds and file list (in the chunk index and the manifest's copy), per open table and log segment its handle. Not charged to the budget; allocator retention is not in it.
+        memory_other,
     }
 }
 

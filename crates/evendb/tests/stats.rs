@@ -260,3 +260,29 @@ fn every_form_shows_the_same_figures() {
     let human = s.to_string();
     assert!(human.contains(&format!("{} puts, {} deletes", s.puts, s.deletes)));
 }
+
+#[test]
+fn memory_outside_the_budget_grows_with_the_chunks() {
+    let fs = MemFs::new();
+    let db = common::open_tiny(&fs);
+    db.put(key(0), [b'v'; 40]).unwrap();
+    let one = db.stats();
+    assert!(one.memory_other > 0, "{one:#?}");
+    for i in 0..3000 {
+        db.put(key(i), [b'v'; 40]).unwrap();
+    }
+    db.flush().unwrap();
+    let many = db.stats();
+    assert!(many.chunks > one.chunks, "{many:#?}");
+    // Each chunk costs at least its own state and the manifest's record
+    // of it, a few hundred bytes.
+    let per_chunk = (many.memory_other - one.memory_other) / (many.chunks - one.chunks);
+    assert!(per_chunk >= 200, "{per_chunk} bytes a chunk: {many:#?}");
+    assert!(
+        per_chunk < 64 << 10,
+        "an estimate of handles, not data: {per_chunk} bytes a chunk"
+    );
+    // It is reported, not charged.
+    assert!(many.memory_used <= many.memory_budget, "{many:#?}");
+    assert!(db.stats().to_string().contains("outside the budget"));
+}

@@ -370,11 +370,14 @@ pub struct MemoryUse {
     pub write_buffers: u64,
     /// Working memory of background work running at the phase's end.
     pub background: u64,
+    /// The store's structures outside the budget (`memory_other`); `None`
+    /// in results written before the gauge existed.
+    pub other: Option<u64>,
 }
 
 impl MemoryUse {
     /// Column names, after workload and distribution.
-    pub const COLUMNS: [&'static str; 11] = [
+    pub const COLUMNS: [&'static str; 12] = [
         "budget",
         "charged",
         "peak charged",
@@ -384,6 +387,7 @@ impl MemoryUse {
         "indexes",
         "write bufs",
         "background",
+        "other",
         "peak RSS",
         "RSS - charged",
     ];
@@ -405,6 +409,7 @@ impl MemoryUse {
             indexes: g("memory_indexes")?,
             write_buffers: g("memory_write_buffers")?,
             background: g("memory_background")?,
+            other: g("memory_other"),
         })
     }
 
@@ -414,6 +419,7 @@ impl MemoryUse {
     /// code and stacks).
     pub fn cells(&self, r: &RunResult) -> Vec<String> {
         let mut cells = vec![r.workload.clone(), r.distribution.clone()];
+        let bytes = |n: u64| format::bytes(n);
         cells.extend(
             [
                 self.budget,
@@ -425,11 +431,12 @@ impl MemoryUse {
                 self.indexes,
                 self.write_buffers,
                 self.background,
-                r.peak_rss_bytes,
-                r.peak_rss_bytes.saturating_sub(self.peak_charged),
             ]
-            .map(format::bytes),
+            .map(bytes),
         );
+        cells.push(self.other.map_or_else(|| "-".to_string(), bytes));
+        cells.push(bytes(r.peak_rss_bytes));
+        cells.push(bytes(r.peak_rss_bytes.saturating_sub(self.peak_charged)));
         cells
     }
 }

@@ -260,7 +260,7 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
-            "memory       {} of {} ({}), peak {}: munks {}, row cache {}, filters {}, indexes {},\n             write buffers {}, background work {}; freed memory handed back {} times ({})",
+            "memory       {} of {} ({}), peak {}: munks {}, row cache {}, filters {}, indexes {},\n             write buffers {}, background work {}; outside the budget {}; freed memory handed back {} times ({})",
             Bytes(s.memory_used),
             Bytes(s.memory_budget),
             Percent(ratio(s.memory_used, s.memory_budget)),
@@ -271,6 +271,7 @@ impl fmt::Display for Stats {
             Bytes(s.memory_indexes),
             Bytes(s.memory_write_buffers),
             Bytes(s.memory_background),
+            Bytes(s.memory_other),
             s.memory_trims,
             Micros(s.memory_trim_micros)
         )?;
