@@ -419,7 +419,6 @@ impl MemoryUse {
     /// code and stacks).
     pub fn cells(&self, r: &RunResult) -> Vec<String> {
         let mut cells = vec![r.workload.clone(), r.distribution.clone()];
-        let bytes = |n: u64| format::bytes(n);
         cells.extend(
             [
                 self.budget,
@@ -432,11 +431,13 @@ impl MemoryUse {
                 self.write_buffers,
                 self.background,
             ]
-            .map(bytes),
+            .map(format::bytes),
         );
-        cells.push(self.other.map_or_else(|| "-".to_string(), bytes));
-        cells.push(bytes(r.peak_rss_bytes));
-        cells.push(bytes(r.peak_rss_bytes.saturating_sub(self.peak_charged)));
+        cells.push(self.other.map_or_else(|| "-".to_string(), format::bytes));
+        cells.push(format::bytes(r.peak_rss_bytes));
+        cells.push(format::bytes(
+            r.peak_rss_bytes.saturating_sub(self.peak_charged),
+        ));
         cells
     }
 }

@@ -611,17 +611,12 @@ impl DbInner {
         s.row_cache_misses = misses;
         s
     }
-}
 
-impl DbInner {
-    /// See `Stats::memory_other`: the chunks' own state, the manifest's
-    /// record of each, and each open table's and segment's handle (once,
-    /// though the parts of a split share segments).
+    /// See `Stats::memory_other`: the chunks' own state and the manifest's
+    /// record of each, and the open files' handles.
     fn other_memory(&self, chunks: &[Arc<Chunk>]) -> u64 {
-        use crate::funk::log::LogSegment;
-        use crate::funk::table::TableReader;
         use std::mem::size_of;
-        let mut files = std::collections::HashSet::new();
+        // The index's pointer and key prefix of each chunk.
         let mut bytes = chunks.len() * (size_of::<Arc<Chunk>>() + size_of::<u64>());
         for c in chunks {
             let keys = c.min_key.capacity() + c.end_key.as_ref().map_or(0, Vec::capacity);
@@ -629,21 +624,8 @@ impl DbInner {
             bytes += size_of::<Chunk>() + keys + logs;
             // The manifest's record: the minimum key and the file list again.
             bytes += size_of::<crate::manifest::ChunkRecord>() + c.min_key.len() + logs;
-            if let Some(f) = c.funk() {
-                bytes += size_of::<crate::funk::Funk>();
-                for seg in f.frozen.iter().chain(std::iter::once(&f.active)) {
-                    if files.insert(seg.number) {
-                        bytes += size_of::<LogSegment>();
-                    }
-                }
-                if let Some(t) = &f.table {
-                    if files.insert(t.number) {
-                        bytes += size_of::<TableReader>() + t.path.as_os_str().len();
-                    }
-                }
-            }
         }
-        bytes as u64
+        bytes as u64 + self.open_files.handle_bytes()
     }
 }
 

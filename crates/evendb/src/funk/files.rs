@@ -89,6 +89,26 @@ impl OpenFiles {
         Ok(t)
     }
 
+    /// Memory of the open files' handles (each segment and table once,
+    /// however many chunks share it) and of this registry, outside the
+    /// budget: what their indexes and filters take is charged.
+    pub fn handle_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let entry = size_of::<u64>() + size_of::<Weak<LogSegment>>();
+        let logs = self.logs.lock();
+        let tables = self.tables.lock();
+        let live_logs = logs.values().filter(|w| w.strong_count() > 0).count();
+        let table_handles: usize = tables
+            .values()
+            .filter_map(Weak::upgrade)
+            .map(|t| size_of::<TableReader>() + t.path.as_os_str().len())
+            .sum();
+        let bytes = (logs.capacity() + tables.capacity()) * entry
+            + live_logs * size_of::<LogSegment>()
+            + table_handles;
+        bytes as u64
+    }
+
     /// Forgets file `number` (removed from the store).
     pub fn forget(&self, number: u64) {
         self.logs.lock().remove(&number);
