@@ -239,8 +239,9 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     "range_deletes",
     "chunks_dropped",
     "batches",
-    // The `Sync` commit journal.
+    // The `Sync` commit journal, and the log records it lets wait.
     "journal_",
+    "deferred_",
     "gets",
     "scan",
     "row_cache_",

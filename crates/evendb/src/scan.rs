@@ -338,7 +338,9 @@ impl Scan {
             return Ok(None);
         };
         // A read-only open's journaled writes are not in the funk.
-        if inner.replayed.get().is_some() || inner.open_funk(chunk)?.max_version() >= t.version {
+        if inner.replayed.get().is_some()
+            || chunk.max_version(&*inner.open_funk(chunk)?) >= t.version
+        {
             return Ok(None);
         }
         Ok(Some(match (t.hi.as_ref(), chunk.end_key.as_ref()) {

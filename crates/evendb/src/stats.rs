@@ -130,6 +130,13 @@ stats! {
         /// Journal records (`Sync` puts, deletes and batches) replayed at
         /// open: into the chunk logs, or, by a read-only open, into memory.
         journal_replayed,
+        /// `Sync` puts to chunks with munks whose log record was deferred:
+        /// journaled, and written to the chunk's log only by the next
+        /// checkpoint round (or the munk's eviction or split).
+        puts_deferred,
+        /// Deferred records written to chunk logs; below `puts_deferred`
+        /// when a later put of the key superseded a record first.
+        deferred_logged,
         /// Gets that found a batch in progress over their key and read from
         /// a snapshot, waiting for it.
         gets_behind_batch,
@@ -284,6 +291,9 @@ stats! {
         row_cache_hits,
         /// Row-cache lookups that missed.
         row_cache_misses,
+        /// Bytes written to the `Sync` commit journal (blocks rewritten
+        /// and padding included); counted in `write_amplification`.
+        journal_bytes_written,
     }
     gauges {
         /// Chunks in the store.
@@ -482,11 +492,12 @@ fn ratio(part: u64, whole: u64) -> f64 {
 }
 
 impl Stats {
-    /// Engine write amplification so far: bytes the engine wrote (logs and
-    /// tables) per user byte. Zero before the first put.
+    /// Engine write amplification so far: bytes the engine wrote (logs,
+    /// tables and the `Sync` journal) per user byte. Zero before the first
+    /// put.
     pub fn write_amplification(&self) -> f64 {
         ratio(
-            self.log_bytes_written + self.table_bytes_written,
+            self.log_bytes_written + self.table_bytes_written + self.journal_bytes_written,
             self.user_bytes_written,
         )
     }

@@ -37,6 +37,7 @@ const POINTS: &[&str] = &[
     "batch.after_first_record",
     "sync_put.before_journal",
     "journal.after_seal",
+    "journal.after_deferred",
     "journal.before_remove",
     "journal.after_rename",
     "range_delete.before_publish",

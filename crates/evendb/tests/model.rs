@@ -269,6 +269,8 @@ fn random_sequences_match_a_btreemap() {
         t.range_deletes += s.range_deletes;
         t.chunks_dropped += s.chunks_dropped;
         t.range_deletes_retired += s.range_deletes_retired;
+        t.puts_deferred += s.puts_deferred;
+        t.deferred_logged += s.deferred_logged;
     }
     eprintln!(
         "{} range deletes, {} chunks dropped whole, {} range deletes retired",
@@ -300,6 +302,10 @@ fn random_sequences_match_a_btreemap() {
         "the op mix must adopt logs and write runs"
     );
     assert!(t.batches > 0, "the op mix must write batches");
+    assert!(
+        t.puts_deferred > 0 && t.deferred_logged > 0,
+        "the op mix must defer Sync puts to munks and log them later"
+    );
     assert!(t.range_deletes > 0, "the op mix must delete ranges");
     assert!(
         t.chunks_dropped > 0 && t.range_deletes_retired > 0,

@@ -33,7 +33,7 @@ use crate::munk::Munk;
 use arc_swap::ArcSwapOption;
 use lineage::{Lineage, Ranged};
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// The index, swapped atomically; lookups never lock.
@@ -89,6 +89,13 @@ pub(crate) struct Chunk {
     pub generation: AtomicU64,
     /// Maintenance this chunk waits for (`task` bits).
     pub queued: AtomicU8,
+    /// Set by a `Sync` put whose record went to the munk and the commit
+    /// journal only (see `db::deferred`); cleared by whoever then writes
+    /// the munk's unlogged versions to the log.
+    pub unlogged: AtomicBool,
+    /// The largest version a deferred `Sync` put gave the munk (never
+    /// lowered); see [`Chunk::max_version`].
+    deferred_max: AtomicU64,
 }
 
 impl Chunk {
@@ -111,6 +118,8 @@ impl Chunk {
             refused_at: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             queued: AtomicU8::new(0),
+            unlogged: AtomicBool::new(false),
+            deferred_max: AtomicU64::new(0),
         }
     }
 
@@ -158,6 +167,21 @@ impl Chunk {
         let old = self.munk.swap(munk);
         self.generation.fetch_add(1, Ordering::AcqRel);
         old
+    }
+
+    /// Notes a deferred `Sync` put of `version` to the munk, before the
+    /// munk shows it.
+    pub fn note_deferred(&self, version: u64) {
+        self.deferred_max.fetch_max(version, Ordering::AcqRel);
+    }
+
+    /// A bound on every version the chunk holds, given its `funk`: the
+    /// funk's largest, or a deferred put's still only in the munk. (A split
+    /// or an eviction writes the deferred versions to the log first, so a
+    /// new chunk starts from its funk's.)
+    pub fn max_version(&self, funk: &Funk) -> u64 {
+        funk.max_version()
+            .max(self.deferred_max.load(Ordering::Acquire))
     }
 
     /// True if the munk is present (cheap; for decisions, not reads).

@@ -143,9 +143,11 @@ impl DbInner {
         Ok(())
     }
 
-    /// `Sync` mode: syncs the chunk logs, then drops the journal segments
-    /// whose writes were all in them (sealed first, so writes journaled
-    /// meanwhile wait for the next round), keeping a few to write over.
+    /// `Sync` mode: writes the deferred records of munks to their logs
+    /// (`db::deferred`), syncs the chunk logs, then drops the journal
+    /// segments whose writes were all in them (sealed first, so writes
+    /// journaled meanwhile wait for the next round), keeping a few to write
+    /// over.
     pub(super) fn sync_journaled(&self) -> Result<()> {
         let Some(j) = &self.journal else {
             return Ok(());
@@ -153,6 +155,8 @@ impl DbInner {
         let st = self.storage.as_ref();
         let done = j.seal(st).and_then(|sealed| {
             crate::failpoint::failpoint!(self, "journal.after_seal");
+            self.log_deferred()?;
+            crate::failpoint::failpoint!(self, "journal.after_deferred");
             self.sync_logs()?;
             crate::failpoint::failpoint!(self, "journal.before_remove");
             let renamed = j.remove(st, &sealed)?;

@@ -1,6 +1,7 @@
 //! The [`Db`] handle: open, put, get, delete, scan, snapshot, flush, stats.
 
 mod batch;
+mod deferred;
 mod durability;
 mod open;
 mod range_delete;
@@ -8,6 +9,7 @@ mod read;
 mod replay;
 mod write;
 
+pub(crate) use deferred::log_unlogged;
 pub(crate) use open::{is_engine_file, read_header, LOST_FOUND};
 
 use crate::cache::budget::MemoryBudget;
@@ -397,8 +399,16 @@ impl DbInner {
         Ok(())
     }
 
-    /// Writes every log's buffered records to its file (no sync).
+    /// Writes every log's buffered records to its file (no sync), and
+    /// first the records munks deferred (`db::deferred`), so every put
+    /// completed before is in a log file.
     pub fn flush_buffers(&self) -> Result<()> {
+        {
+            // One writer of deferred records at a time: a round that took a
+            // chunk's flag first has written its records when this returns.
+            let _serial = self.checkpoints.serial.lock();
+            self.log_deferred()?;
+        }
         for chunk in self.index.load().chunks.iter() {
             if let Some(funk) = chunk.funk() {
                 for l in funk.logs() {
@@ -609,6 +619,7 @@ impl DbInner {
         let (hits, misses) = self.row_cache.hit_counts();
         s.row_cache_hits = hits;
         s.row_cache_misses = misses;
+        s.journal_bytes_written = self.journal.as_ref().map_or(0, |j| j.bytes_written());
         s
     }
 

@@ -10,7 +10,10 @@
 //! 4. Announce the put in the pending-operations array and read its version.
 //! 5. Append the record to the funk's active log segment (which takes the
 //!    chunk's next counter), then add the version to the munk, or, for a
-//!    munk-less chunk, refresh the key in the row cache if it is there.
+//!    munk-less chunk, refresh the key in the row cache if it is there. A
+//!    `Sync` put to a munk appends nothing: its version goes into the munk
+//!    marked unlogged, and the checkpointer writes it to the log later
+//!    (`db::deferred`).
 //! 6. Clear the announcement, release the lock; in `Sync` mode append the
 //!    record to the commit journal and wait for its group commit. Queue maintenance the chunk
 //!    now needs (a failure there poisons the store but does not fail this
@@ -58,6 +61,16 @@ pub(crate) struct Applied {
     pub munk: Option<Arc<Munk>>,
     pub version: u64,
     pub counter: u64,
+}
+
+/// Counts an applied put or delete and its user bytes; returns the
+/// thread's stripe for the caller's own counts.
+fn count_write<'a>(inner: &'a DbInner, key: &[u8], value: Option<&[u8]>) -> &'a stats::Stripe {
+    let c = inner.counters.local();
+    stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
+    let len = key.len() + value.map_or(0, <[u8]>::len);
+    stats::add(&c.user_bytes_written, len as u64);
+    c
 }
 
 /// [`Error::InvalidArgument`] for a value over [`MAX_VALUE_SIZE`].
@@ -227,8 +240,35 @@ impl DbInner {
                 Stamp::Put => with_version(self.versions.begin_put(key)),
                 Stamp::UniquePut => with_version(self.versions.begin_unique_put(key)),
             };
+            let reservation = match (reservation, &munk, stamp) {
+                (Some(r), Some(m), Stamp::UniquePut) => {
+                    // A `Sync` put to a munk: the journal makes it durable, the
+                    // munk serves it, and its log record waits for the next
+                    // checkpoint round (`db::deferred`), which writes a key put
+                    // many times meanwhile once.
+                    let counter = chunk.counter.fetch_add(1, Ordering::Relaxed);
+                    let node = Version::unlogged(value, version, counter);
+                    chunk.note_deferred(version);
+                    m.insert(r, key, node, self.versions.watermark());
+                    // After the insert: a round that clears the flag first
+                    // finds the version.
+                    chunk.unlogged.store(true, Ordering::Release);
+                    drop(ticket);
+                    drop(guard);
+                    let c = count_write(self, key, value);
+                    stats::add(&c.puts_deferred, 1);
+                    return Ok(Applied {
+                        chunk,
+                        funk,
+                        munk,
+                        version,
+                        counter,
+                    });
+                }
+                (r, _, _) => r,
+            };
             // Without a munk the record must be readable from disk at once.
-            // A put made durable by the journal is written to its log file
+            // A `Sync` put to a munk-less chunk is written to its log file
             // too (not synced): if the disk fills up after it is
             // acknowledged, the log still holds it, and a read-only open
             // (which cannot replay the journal) reads it from there rather
@@ -263,9 +303,7 @@ impl DbInner {
             drop(ticket);
             drop(guard);
 
-            let c = self.counters.local();
-            stats::add(if value.is_some() { &c.puts } else { &c.deletes }, 1);
-            stats::add(&c.user_bytes_written, (key.len() + value_len) as u64);
+            let c = count_write(self, key, value);
             stats::add(&c.log_bytes_written, appended.ptr.record_len());
             return Ok(Applied {
                 chunk,

@@ -474,14 +474,14 @@ pub(super) fn divert(
 }
 
 /// True if a range delete no reader can look past (at or below `w`)
-/// covers the chunk and is newer than every record of its `frozen` funk:
-/// the rebuild then writes nothing, and reads nothing.
+/// covers the chunk and is newer than every record of its `frozen` funk
+/// (and of its munk): the rebuild then writes nothing, and reads nothing.
 fn deleted_whole(inner: &DbInner, chunk: &Chunk, frozen: &Funk, w: u64) -> bool {
     inner
         .tombstones
         .load()
         .covering(&chunk.min_key, chunk.end_key.as_deref(), w)
-        .is_some_and(|t| frozen.max_version() < t.version)
+        .is_some_and(|t| chunk.max_version(frozen) < t.version)
 }
 
 /// Steps 2–5 for a chunk whose `funk_change` the caller holds; counted as

@@ -68,12 +68,13 @@ pub(crate) fn drop_deleted_run(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bo
         if c.is_retired() {
             break;
         }
-        if inner.open_funk(c)?.max_version() >= t.version {
+        if c.max_version(&*inner.open_funk(c)?) >= t.version {
             break;
         }
         // (Its munk's data is in its funk: nothing is lost.)
         evict_munk(inner, c);
-        if c.has_munk() {
+        // A put may have come in before the eviction.
+        if c.has_munk() || c.max_version(&*inner.open_funk(c)?) >= t.version {
             break;
         }
         run.push(c.clone());
@@ -147,5 +148,5 @@ pub(crate) fn drop_deleted_run(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bo
 /// version of its funk as new as `t`'s. The caller holds its `rebalance`
 /// lock, so no put is halfway in.
 fn holds_only_deleted(c: &Chunk, t: &RangeTombstone) -> bool {
-    !c.is_retired() && !c.has_munk() && c.funk().is_some_and(|f| f.max_version() < t.version)
+    !c.is_retired() && !c.has_munk() && c.funk().is_some_and(|f| c.max_version(&f) < t.version)
 }

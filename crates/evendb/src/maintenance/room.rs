@@ -23,7 +23,8 @@ pub(crate) fn set_may_flush(may: bool) {
 }
 
 /// Removes the chunk's munk, if any. Its buffered log records are written
-/// out first: reads of the chunk go back to the log.
+/// out first, and the records of `Sync` puts it deferred
+/// (`db::deferred`): reads of the chunk go back to the log.
 ///
 /// On a maintenance thread, a munk whose chunk's unsorted log is too
 /// large to scan is first flushed: the chunk's table is rebuilt from the
@@ -50,7 +51,12 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     }
     let frozen = chunk.rebalance.write();
     if let Some(f) = chunk.funk() {
-        if let Err(e) = f.active.flush() {
+        // Deferred `Sync` records first: reads go to the log from now on.
+        let deferred = match chunk.munk() {
+            Some(m) => crate::db::log_unlogged(inner, chunk, &m, &f),
+            None => Ok(()),
+        };
+        if let Err(e) = deferred.and_then(|()| f.active.flush()) {
             // The munk stays (it holds the data the log could not take).
             let _ = inner.poison::<()>(e);
             return;

@@ -133,8 +133,10 @@ pub(super) fn munk_split(
         // Evicted meanwhile: a funk rebuild will split it.
         return Ok(true);
     };
-    // The old active segment is shared, frozen, by the parts: flush it.
-    if let Err(e) = funk.active.flush() {
+    // The old active segment is shared, frozen, by the parts: write to it
+    // what the munk deferred (settled parts read it there), and flush it.
+    let deferred = crate::db::log_unlogged(inner, chunk, &munk, &funk);
+    if let Err(e) = deferred.and_then(|()| funk.active.flush()) {
         return inner.poison(e).map(|()| true);
     }
     let carried = prepared.carry_over(&munk).or_else(|| {
@@ -429,7 +431,7 @@ fn isolated_run(entries: &[MunkEntry], recent: &[&[u8]]) -> Option<(usize, usize
             r += 1;
         }
         if r < recent.len() && recent[r] == &*e.key {
-            places.add(&e.key, e.head.as_ref().map_or(0, |h| h.counter));
+            places.add(&e.key, e.head.as_ref().map_or(0, |h| h.counter()));
         } else {
             places.interrupt(&e.key);
         }

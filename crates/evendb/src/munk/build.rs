@@ -76,13 +76,13 @@ impl MunkEntry {
         let mut out: Vec<Entry> = Vec::new();
         let mut node = self.head.clone();
         while let Some(n) = node {
-            if n.counter < counter_below && out.last().is_none_or(|l| l.version != n.version) {
+            if n.counter() < counter_below && out.last().is_none_or(|l| l.version != n.version) {
                 let below = n.version <= watermark;
                 out.push(Entry {
                     key: self.key.to_vec(),
                     value: n.value.as_deref().map(<[u8]>::to_vec),
                     version: n.version,
-                    counter: n.counter,
+                    counter: n.counter(),
                 });
                 if below {
                     break;
@@ -102,8 +102,9 @@ impl MunkEntry {
 
 /// Drops from a chain what no reader at or above `watermark` needs: every
 /// version older than the newest one at or below the watermark, and that
-/// one too if it is a tombstone (the munk holds the chunk's whole data, so
-/// "deleted" and "absent" read the same). Cuts links in place: the dropped
+/// one too if it is a tombstone whose record is in the chunk's log (the
+/// munk holds the chunk's whole data, so "deleted" and "absent" read the
+/// same). Cuts links in place: the dropped
 /// nodes are needed by no one, even readers of another munk sharing them.
 /// Puts may change the chain meanwhile (a munk rebuild prunes with no
 /// lock held): a version a racing put links below the newest one at or
@@ -118,7 +119,9 @@ pub(crate) fn prune_chain(head: Option<Arc<Version>>, watermark: u64) -> Option<
             // Stores are costly (see `Version::cut`): only where something
             // is dropped.
             n.cut();
-            if n.value.is_none() {
+            // A tombstone not yet in the chunk's log stays until it is:
+            // dropped now, an older value on disk would come back.
+            if n.value.is_none() && n.is_logged() {
                 match &above {
                     None => return None,
                     Some(a) => a.cut_above(&n),

@@ -74,38 +74,68 @@ pub(crate) const fn key_charge(len: usize) -> u64 {
     heap_size(ARC_HEADER + len)
 }
 
+/// The bit of [`Version`]'s counter word saying its record is not in the
+/// chunk's log yet (a deferred `Sync` put, see [`Version::unlogged`]).
+/// Counters never come near it.
+const UNLOGGED: u64 = 1 << 63;
+
 /// One version of a key.
 #[derive(Debug)]
 pub(crate) struct Version {
     /// `None` for a tombstone.
     pub value: Option<Box<[u8]>>,
     pub version: u64,
-    pub counter: u64,
+    /// The chunk counter, with [`UNLOGGED`] set while the record is only
+    /// in memory and the commit journal (one word: the node's allocation
+    /// stays in its size class).
+    counter: AtomicU64,
     older: ArcSwapOption<Version>,
 }
 
 impl Version {
+    /// A version whose record is in its chunk's files.
     pub fn new(value: Option<&[u8]>, version: u64, counter: u64) -> Self {
-        Version {
-            value: value.map(Box::from),
-            version,
-            counter,
-            older: ArcSwapOption::empty(),
-        }
+        Self::with_counter(value.map(Box::from), version, counter)
     }
 
     /// A version that takes ownership of its value (no copy).
     pub fn from_owned(value: Option<Vec<u8>>, version: u64, counter: u64) -> Self {
+        Self::with_counter(value.map(Vec::into_boxed_slice), version, counter)
+    }
+
+    /// A `Sync` put's version whose record is in the commit journal but not
+    /// in the chunk's log: the checkpointer (or whatever takes the munk
+    /// away first) writes it there (`DbInner::log_deferred`).
+    pub fn unlogged(value: Option<&[u8]>, version: u64, counter: u64) -> Self {
+        Self::with_counter(value.map(Box::from), version, counter | UNLOGGED)
+    }
+
+    fn with_counter(value: Option<Box<[u8]>>, version: u64, counter: u64) -> Self {
         Version {
-            value: value.map(Vec::into_boxed_slice),
+            value,
             version,
-            counter,
+            counter: AtomicU64::new(counter),
             older: ArcSwapOption::empty(),
         }
     }
 
+    /// The chunk counter the put took.
+    pub fn counter(&self) -> u64 {
+        self.counter.load(Ordering::Relaxed) & !UNLOGGED
+    }
+
+    /// False while the record is only in memory and the journal.
+    pub fn is_logged(&self) -> bool {
+        self.counter.load(Ordering::Acquire) & UNLOGGED == 0
+    }
+
+    /// Notes the record written to the chunk's log.
+    pub fn mark_logged(&self) {
+        self.counter.fetch_and(!UNLOGGED, Ordering::Release);
+    }
+
     pub fn stamp(&self) -> (u64, u64) {
-        (self.version, self.counter)
+        (self.version, self.counter())
     }
 
     /// The next older version, if kept.
@@ -629,6 +659,38 @@ impl Munk {
     pub fn at(&self, i: u32) -> Option<(&Cell, u32)> {
         let c = self.cell(i)?;
         Some((c, c.next.load(Ordering::Acquire)))
+    }
+
+    /// Calls `f`, in key order, with each key whose chain holds versions
+    /// not yet in the chunk's log (deferred `Sync` puts, see
+    /// [`Version::unlogged`]) and those versions, oldest first. Of a chain
+    /// only what readers at or above `watermark` may need counts: it is
+    /// walked down to its newest version at or below the watermark, which
+    /// hides every older one.
+    pub fn each_unlogged<E>(
+        &self,
+        watermark: u64,
+        mut f: impl FnMut(&[u8], &[Arc<Version>]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut versions: Vec<Arc<Version>> = Vec::new();
+        let mut i = self.first.load(Ordering::Acquire);
+        while let Some((c, next)) = self.at(i) {
+            let mut node = c.head();
+            while let Some(n) = node {
+                let last = n.version <= watermark;
+                node = if last { None } else { n.older() };
+                if !n.is_logged() {
+                    versions.push(n);
+                }
+            }
+            if !versions.is_empty() {
+                versions.reverse();
+                f(&c.key, &versions)?;
+                versions.clear();
+            }
+            i = next;
+        }
+        Ok(())
     }
 
     /// Every key with its chain, in key order.

@@ -206,6 +206,9 @@ pub(crate) struct Journal {
     /// (segment, length) known durable: segments below it are whole, or
     /// were dropped once their writes were in synced chunk logs.
     synced: GroupCommit<(u64, u64)>,
+    /// Bytes handed to segment files (blocks rewritten and padding
+    /// included), for `Stats::journal_bytes_written`.
+    bytes_written: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Journal {
@@ -277,7 +280,14 @@ impl Journal {
                 spares: Vec::new(),
             }),
             synced: GroupCommit::new((0, 0)),
+            bytes_written: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Bytes written to the segment files since the open.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn io(&self, name: &str) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -412,6 +422,8 @@ impl Journal {
                     (pending, covered)
                 };
                 for p in pending {
+                    self.bytes_written
+                        .fetch_add(p.len as u64, std::sync::atomic::Ordering::Relaxed);
                     let io = self.io(&file_name(p.number));
                     p.file
                         .write_at(p.at, &p.bytes[p.start..p.start + p.len])
