@@ -9,6 +9,8 @@ mod common;
 use evendb::vfs::{CrashMode, Fault, MemFs};
 use evendb::Db;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Power loss: every operation from now on fails (the close syncs
 /// nothing), then only synced bytes and directory entries survive.
@@ -102,4 +104,84 @@ fn a_deferred_delete_outlives_a_munk_rebuild_that_prunes_it() {
         assert_eq!(db.get(format!("a{k:02}")).unwrap(), want, "a{k:02}");
     }
     assert_eq!(db.prefix("b").count(), n as usize);
+}
+
+/// Small chunks with munks holding deferred deletes and puts, ready to
+/// merge; returns what every key must read. The fail point after a walk's
+/// first deferred record fires at its `armed`-th pass from when `armed` is
+/// set (0: never).
+fn mergeable(fs: &MemFs, armed: &Arc<AtomicU64>) -> (Db, BTreeMap<Vec<u8>, Vec<u8>>) {
+    let armed = armed.clone();
+    let db = common::tiny(fs)
+        .memory_budget(64 << 20)
+        .fail_points(move |name| {
+            name == "deferred.after_first_record"
+                && armed.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    == Ok(1)
+        })
+        .open(common::dir())
+        .expect("open");
+    let mut want = BTreeMap::new();
+    for i in 0..200u32 {
+        db.put(format!("k{i:03}"), [i as u8; 40]).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..200u32 {
+        let key = format!("k{i:03}").into_bytes();
+        if i % 10 == 0 {
+            db.put(&key, b"new").unwrap();
+        } else {
+            db.delete(&key).unwrap();
+        }
+    }
+    // Splits and munk rebuilds are done: what follows is deferred and in
+    // no file.
+    db.flush().unwrap();
+    for i in (0..200u32).step_by(10) {
+        let key = format!("k{i:03}").into_bytes();
+        if i % 20 == 0 {
+            db.put(&key, b"newer").unwrap();
+            want.insert(key, b"newer".to_vec());
+        } else {
+            db.delete(&key).unwrap();
+        }
+    }
+    (db, want)
+}
+
+#[test]
+fn a_munk_eviction_failing_in_a_compaction_loses_nothing() {
+    let fs = MemFs::new();
+    let armed = Arc::new(AtomicU64::new(0));
+    let (db, want) = mergeable(&fs, &armed);
+    assert!(db.stats().puts_deferred > 0);
+    // The compaction rebuilds the first chunk's table from its munk, then
+    // merges it with its neighbor, evicting both munks: the second
+    // eviction fails after writing one of the neighbor's deferred records.
+    armed.store(2, Ordering::SeqCst);
+    assert!(db.compact().is_err());
+    assert_eq!(
+        armed.load(Ordering::SeqCst),
+        0,
+        "the fail point was not reached"
+    );
+    // Every key reads what was acknowledged.
+    for i in 0..200u32 {
+        let key = format!("k{i:03}").into_bytes();
+        assert_eq!(db.get(&key).unwrap().as_ref(), want.get(&key), "k{i:03}");
+    }
+    // And the journal was not trimmed: a power loss loses nothing.
+    let db = power_loss(&fs, db);
+    let got: BTreeMap<_, _> = common::all(&db).into_iter().collect();
+    assert_eq!(got, want, "after a power loss");
+
+    // Without the fault, the same compaction merges.
+    let fs = MemFs::new();
+    let (db, want) = mergeable(&fs, &Arc::new(AtomicU64::new(0)));
+    db.compact().unwrap();
+    assert!(db.stats().merges > 0, "the workload must merge");
+    assert_eq!(
+        common::all(&db).into_iter().collect::<BTreeMap<_, _>>(),
+        want
+    );
 }

@@ -43,8 +43,9 @@ impl DbInner {
     /// Writes the unlogged versions of every flagged chunk's munk to its
     /// log (buffered; the caller syncs the logs next). The caller holds
     /// `checkpoints.serial`, so that when this returns every flag cleared
-    /// before has its records written. A failure poisons the store; the
-    /// chunk stays flagged and the journal keeps the writes.
+    /// before has its records written. A failure poisons the store (see
+    /// [`log_unlogged`]); the chunk stays flagged and the journal keeps the
+    /// writes.
     pub(crate) fn log_deferred(&self) -> Result<()> {
         let idx = self.index.load();
         for chunk in idx.chunks.iter() {
@@ -60,7 +61,7 @@ impl DbInner {
             if let (Some(munk), Some(funk)) = (chunk.munk(), chunk.funk()) {
                 if let Err(e) = log_unlogged(self, chunk, &munk, &funk) {
                     chunk.unlogged.store(true, Ordering::Release);
-                    return self.poison(e);
+                    return Err(e);
                 }
             }
         }
@@ -71,8 +72,16 @@ impl DbInner {
 /// Appends the versions of `munk` not yet in the log to the active segment
 /// of `funk` (the chunk's), oldest first per key, keys in order, and marks
 /// them logged. The caller holds the chunk's `rebalance` lock, shared or
-/// exclusively: no divert, split or eviction runs meanwhile.
+/// exclusively: no divert, split or eviction runs meanwhile. A failure of
+/// any kind poisons the store: the journal is then the only copy of what
+/// was not written, and no later round may trim it.
 pub(crate) fn log_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> Result<()> {
+    append_unlogged(inner, chunk, munk, funk).inspect_err(|e| {
+        inner.poison_with(format!("writing deferred Sync records to a log: {e}"));
+    })
+}
+
+fn append_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> Result<()> {
     // The exact one: the cached watermark lags, and every version above
     // it would be written.
     let watermark = inner.versions.refresh_watermark();
@@ -86,6 +95,11 @@ pub(crate) fn log_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &F
             v.mark_logged();
             records += 1;
             bytes += appended.ptr.record_len();
+            if records == 1 {
+                // A walk failing part way (a log write, when the buffer
+                // passes its share of the budget).
+                crate::failpoint::failpoint!(inner, "deferred.after_first_record");
+            }
         }
         Ok(())
     })?;

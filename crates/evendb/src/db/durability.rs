@@ -152,6 +152,9 @@ impl DbInner {
         let Some(j) = &self.journal else {
             return Ok(());
         };
+        // After a failed write the journal may hold the only copy of a
+        // write: never trim it then.
+        self.check_poison()?;
         let st = self.storage.as_ref();
         let done = j.seal(st).and_then(|sealed| {
             crate::failpoint::failpoint!(self, "journal.after_seal");

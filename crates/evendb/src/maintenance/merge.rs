@@ -69,6 +69,12 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         };
         evict_munk(inner, &a);
         evict_munk(inner, &b);
+        // An eviction that failed (its munk may hold `Sync` writes no log
+        // has yet) poisons the store and leaves the munk: merge nothing.
+        inner.check_poison()?;
+        if a.has_munk() || b.has_munk() {
+            continue;
+        }
         let (frozen_a, _, seg_a) = divert(inner, &a, &own)?;
         crate::failpoint::failpoint!(inner, "merge.between_diverts");
         let (frozen_b, _, seg_b) = divert(inner, &b, &own)?;
