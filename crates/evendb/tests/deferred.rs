@@ -134,16 +134,22 @@ fn mergeable(fs: &MemFs, armed: &Arc<AtomicU64>) -> (Db, BTreeMap<Vec<u8>, Vec<u
             db.delete(&key).unwrap();
         }
     }
-    // Splits and munk rebuilds are done: what follows is deferred and in
-    // no file.
+    // Splits and munk rebuilds are done; reads heat every chunk, so each
+    // has a munk: what follows is deferred and in no file.
     db.flush().unwrap();
-    for i in (0..200u32).step_by(10) {
-        let key = format!("k{i:03}").into_bytes();
-        if i % 20 == 0 {
-            db.put(&key, b"newer").unwrap();
-            want.insert(key, b"newer".to_vec());
-        } else {
-            db.delete(&key).unwrap();
+    for _ in 0..100 {
+        assert_eq!(db.prefix("k").count(), 20);
+    }
+    assert!(db.chunks().unwrap().iter().all(|c| c.munk_keys.is_some()));
+    for value in [&b"newer"[..], &b"newest"[..]] {
+        for i in (0..200u32).step_by(10) {
+            let key = format!("k{i:03}").into_bytes();
+            if i % 20 == 0 {
+                db.put(&key, value).unwrap();
+                want.insert(key, value.to_vec());
+            } else {
+                db.delete(&key).unwrap();
+            }
         }
     }
     (db, want)
@@ -165,11 +171,13 @@ fn a_munk_eviction_failing_in_a_compaction_loses_nothing() {
         0,
         "the fail point was not reached"
     );
-    // Every key reads what was acknowledged.
+    // Every key reads what was acknowledged, by gets and by a scan.
     for i in 0..200u32 {
         let key = format!("k{i:03}").into_bytes();
         assert_eq!(db.get(&key).unwrap().as_ref(), want.get(&key), "k{i:03}");
     }
+    let scanned: BTreeMap<_, _> = common::all(&db).into_iter().collect();
+    assert_eq!(scanned, want, "scan after the failed compaction");
     // And the journal was not trimmed: a power loss loses nothing.
     let db = power_loss(&fs, db);
     let got: BTreeMap<_, _> = common::all(&db).into_iter().collect();
