@@ -156,34 +156,40 @@ fn mergeable(fs: &MemFs, armed: &Arc<AtomicU64>) -> (Db, BTreeMap<Vec<u8>, Vec<u
 }
 
 #[test]
-fn a_munk_eviction_failing_in_a_compaction_loses_nothing() {
+fn a_walk_of_deferred_records_failing_part_way_loses_nothing() {
     let fs = MemFs::new();
     let armed = Arc::new(AtomicU64::new(0));
-    let (db, want) = mergeable(&fs, &armed);
+    let (db, mut want) = mergeable(&fs, &armed);
     assert!(db.stats().puts_deferred > 0);
-    // The compaction rebuilds the first chunk's table from its munk, then
-    // merges it with its neighbor, evicting both munks: the second
-    // eviction fails after writing one of the neighbor's deferred records.
-    armed.store(2, Ordering::SeqCst);
-    assert!(db.compact().is_err());
+    // The next walk that writes a deferred record (the flush's round, or
+    // the checkpointer's) fails after the first one: the store is
+    // poisoned, the munks keep the rest.
+    armed.store(1, Ordering::SeqCst);
+    for i in (5..200u32).step_by(10) {
+        let key = format!("k{i:03}").into_bytes();
+        db.put(&key, b"last").unwrap();
+        want.insert(key, b"last".to_vec());
+    }
+    assert!(db.flush().is_err());
     assert_eq!(
         armed.load(Ordering::SeqCst),
         0,
         "the fail point was not reached"
     );
+    assert!(db.compact().is_err(), "a poisoned store compacts nothing");
     // Every key reads what was acknowledged, by gets and by a scan.
     for i in 0..200u32 {
         let key = format!("k{i:03}").into_bytes();
         assert_eq!(db.get(&key).unwrap().as_ref(), want.get(&key), "k{i:03}");
     }
     let scanned: BTreeMap<_, _> = common::all(&db).into_iter().collect();
-    assert_eq!(scanned, want, "scan after the failed compaction");
+    assert_eq!(scanned, want, "scan after the failure");
     // And the journal was not trimmed: a power loss loses nothing.
     let db = power_loss(&fs, db);
     let got: BTreeMap<_, _> = common::all(&db).into_iter().collect();
     assert_eq!(got, want, "after a power loss");
 
-    // Without the fault, the same compaction merges.
+    // Without the fault, a compaction merges the small chunks.
     let fs = MemFs::new();
     let (db, want) = mergeable(&fs, &Arc::new(AtomicU64::new(0)));
     db.compact().unwrap();

@@ -497,11 +497,15 @@ pub(super) fn rebuild_locked(
     crate::failpoint::failpoint!(inner, "rebalance.after_divert");
     let w = inner.versions.refresh_watermark();
     let max = inner.opts.max_chunk_size;
+    // Deferred `Sync` versions the table will hold (`db::deferred`): marked
+    // logged once it is published, so that no round writes them again.
+    let mut in_table = Vec::new();
     let outputs = match chunk.munk() {
         Some(m) => {
             let mut out = TableOutput::new(inner, u64::MAX);
             let ts = inner.tombstones.load();
             for e in m.entries() {
+                e.unlogged_below(cut, &mut in_table);
                 // `table_entries` already keeps what readers need; the
                 // range deletes' stand-ins go like any bottom tombstone.
                 let entries = super::apply_tombstones(e.table_entries(cut, w), &ts, w);
@@ -547,6 +551,7 @@ pub(super) fn rebuild_locked(
             active: segment,
         };
         install(inner, chunk, funk)?;
+        in_table.iter().for_each(|v| v.mark_logged());
         count(inner, kind, started, written);
     } else {
         split::commit_funk_split(inner, chunk, outputs, segment)?;

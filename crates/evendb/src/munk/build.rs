@@ -69,6 +69,19 @@ impl MunkEntry {
         })
     }
 
+    /// Adds to `out` the versions of this key with a counter below
+    /// `counter_below` whose records are not in the chunk's log (deferred
+    /// `Sync` puts): a table cut there holds each of them or a newer one.
+    pub fn unlogged_below(&self, counter_below: u64, out: &mut Vec<Arc<Version>>) {
+        let mut node = self.head.clone();
+        while let Some(n) = node {
+            node = n.older();
+            if n.counter() < counter_below && !n.is_logged() {
+                out.push(n);
+            }
+        }
+    }
+
     /// The entries of this key that a table cut at `counter_below` holds:
     /// versions with a counter below it, pruned for readers at or above
     /// `watermark`, newest first.
