@@ -96,6 +96,9 @@ pub(crate) struct Chunk {
     /// The largest version a deferred `Sync` put gave the munk (never
     /// lowered); see [`Chunk::max_version`].
     deferred_max: AtomicU64,
+    /// Budget bytes charged in advance for the log directory the deferred
+    /// records will take once written (see `db::deferred`).
+    pub deferred_directory: AtomicU64,
 }
 
 impl Chunk {
@@ -120,6 +123,7 @@ impl Chunk {
             queued: AtomicU8::new(0),
             unlogged: AtomicBool::new(false),
             deferred_max: AtomicU64::new(0),
+            deferred_directory: AtomicU64::new(0),
         }
     }
 

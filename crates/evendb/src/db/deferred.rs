@@ -32,12 +32,19 @@
 //! [`Munk::each_unlogged`]: crate::munk::Munk::each_unlogged
 
 use super::DbInner;
+use crate::cache::budget::Kind;
 use crate::chunk::Chunk;
 use crate::error::Result;
 use crate::funk::Funk;
 use crate::munk::Munk;
 use crate::stats;
 use std::sync::atomic::Ordering;
+
+/// Budget bytes a deferred put charges for the log directory its record
+/// takes once written (an entry of 16 bytes in a list that grows by
+/// doubling), so that writing a munk's deferred records in bulk does not
+/// take the budget past its limit.
+pub(crate) const DEFERRED_DIRECTORY: u64 = 32;
 
 impl DbInner {
     /// Writes the unlogged versions of every flagged chunk's munk to its
@@ -82,6 +89,16 @@ pub(crate) fn log_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &F
 }
 
 fn append_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> Result<()> {
+    // Buffered, as puts' records are, while the budget has the write
+    // buffers' share free; else each record goes to the file at once, so
+    // that a walk over a large munk cannot take the budget past its limit
+    // (the munk, about to be evicted or synced, still holds the data).
+    let budget = &inner.budget;
+    let write_through = budget.free() < budget.write_buffer_share();
+    // What the deferred puts charged for the directory goes back as the
+    // walk grows it (puts coming in meanwhile charge their own).
+    let charged = chunk.deferred_directory.swap(0, Ordering::AcqRel);
+    budget.release(Kind::Filters, charged);
     // The exact one: the cached watermark lags, and every version above
     // it would be written.
     let watermark = inner.versions.refresh_watermark();
@@ -89,9 +106,9 @@ fn append_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> 
     munk.each_unlogged(watermark, |key, versions| {
         for v in versions {
             let value = v.value.as_deref();
-            let appended = funk
-                .active
-                .append(key, value, v.version, &chunk.counter, false)?;
+            let appended =
+                funk.active
+                    .append(key, value, v.version, &chunk.counter, write_through)?;
             v.mark_logged();
             records += 1;
             bytes += appended.ptr.record_len();

@@ -21,6 +21,7 @@
 //!    limit sleeps a little (pacing: maintenance is behind).
 
 use super::DbInner;
+use crate::cache::budget::Kind;
 use crate::cache::row::Tag;
 use crate::chunk::{task, Chunk};
 use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
@@ -249,6 +250,13 @@ impl DbInner {
                     let counter = chunk.counter.fetch_add(1, Ordering::Relaxed);
                     let node = Version::unlogged(value, version, counter);
                     chunk.note_deferred(version);
+                    // The directory its record will take in the log, charged
+                    // now, as a logged put's would be (`db::deferred`).
+                    let directory = crate::db::DEFERRED_DIRECTORY;
+                    self.budget.add(Kind::Filters, directory);
+                    chunk
+                        .deferred_directory
+                        .fetch_add(directory, Ordering::AcqRel);
                     m.insert(r, key, node, self.versions.watermark());
                     // After the insert: a round that clears the flag first
                     // finds the version.

@@ -548,9 +548,26 @@ impl Munk {
 
     fn release(&self, n: u64) {
         if n > 0 {
-            self.bytes.fetch_sub(n, Ordering::Relaxed);
-            self.budget.release(Kind::Munks, n);
+            // Saturating: `give_back` may have returned the charge first.
+            let was = self
+                .bytes
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                    Some(b.saturating_sub(n))
+                })
+                .unwrap_or(0);
+            self.budget.release(Kind::Munks, n.min(was));
         }
+    }
+
+    /// Returns the munk's whole charge to the budget now, rather than when
+    /// its last reader drops it: an eviction about to remove it gives it
+    /// back before writing the munk's deferred records to the log, so that
+    /// the log's growth does not take the budget past its limit while both
+    /// are charged (`db::deferred`). Readers still holding the munk then
+    /// hold memory no longer charged.
+    pub fn give_back(&self) {
+        let n = self.bytes.swap(0, Ordering::Relaxed);
+        self.budget.release(Kind::Munks, n);
     }
 
     /// True when the munk should be rebalanced: cells nearly used up, or
