@@ -56,7 +56,7 @@ impl DbInner {
     pub(crate) fn log_deferred(&self) -> Result<()> {
         let idx = self.index.load();
         for chunk in idx.chunks.iter() {
-            if !chunk.unlogged.swap(false, Ordering::AcqRel) {
+            if !chunk.unlogged.load(Ordering::Acquire) {
                 continue;
             }
             let _shared = chunk.rebalance.read();
@@ -66,14 +66,32 @@ impl DbInner {
                 continue;
             }
             if let (Some(munk), Some(funk)) = (chunk.munk(), chunk.funk()) {
-                if let Err(e) = log_unlogged(self, chunk, &munk, &funk) {
-                    chunk.unlogged.store(true, Ordering::Release);
-                    return Err(e);
-                }
+                log_if_flagged(self, chunk, &munk, &funk, || {})?;
             }
         }
         Ok(())
     }
+}
+
+/// Writes the munk's deferred records if the chunk is flagged (a flag
+/// cleared means they are written: whoever clears it writes them under
+/// the chunk's `rebalance` lock, which the caller holds), running `before`
+/// first. On failure the chunk stays flagged. Rounds, evictions and
+/// splits all come through here; a munk of a chunk never flagged (every
+/// munk in `Buffered` mode) is not walked.
+pub(crate) fn log_if_flagged(
+    inner: &DbInner,
+    chunk: &Chunk,
+    munk: &Munk,
+    funk: &Funk,
+    before: impl FnOnce(),
+) -> Result<()> {
+    if !chunk.unlogged.swap(false, Ordering::AcqRel) {
+        return Ok(());
+    }
+    before();
+    log_unlogged(inner, chunk, munk, funk)
+        .inspect_err(|_| chunk.unlogged.store(true, Ordering::Release))
 }
 
 /// Appends the versions of `munk` not yet in the log to the active segment
@@ -82,7 +100,7 @@ impl DbInner {
 /// exclusively: no divert, split or eviction runs meanwhile. A failure of
 /// any kind poisons the store: the journal is then the only copy of what
 /// was not written, and no later round may trim it.
-pub(crate) fn log_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> Result<()> {
+fn log_unlogged(inner: &DbInner, chunk: &Chunk, munk: &Munk, funk: &Funk) -> Result<()> {
     append_unlogged(inner, chunk, munk, funk).inspect_err(|e| {
         inner.poison_with(format!("writing deferred Sync records to a log: {e}"));
     })

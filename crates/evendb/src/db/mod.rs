@@ -9,7 +9,7 @@ mod read;
 mod replay;
 mod write;
 
-pub(crate) use deferred::{log_unlogged, DEFERRED_DIRECTORY};
+pub(crate) use deferred::{log_if_flagged, DEFERRED_DIRECTORY};
 pub(crate) use open::{is_engine_file, read_header, LOST_FOUND};
 
 use crate::cache::budget::MemoryBudget;

@@ -52,14 +52,10 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     let frozen = chunk.rebalance.write();
     if let Some(f) = chunk.funk() {
         // Deferred `Sync` records first: reads go to the log from now on.
+        // (The munk goes in this critical section: its charge makes room
+        // for what the log takes now.)
         let deferred = match chunk.munk() {
-            Some(m) if chunk.unlogged.load(std::sync::atomic::Ordering::Acquire) => {
-                // The munk goes in this critical section: its charge
-                // makes room for what the log takes now.
-                m.give_back();
-                crate::db::log_unlogged(inner, chunk, &m, &f)
-            }
-            Some(m) => crate::db::log_unlogged(inner, chunk, &m, &f),
+            Some(m) => crate::db::log_if_flagged(inner, chunk, &m, &f, || m.give_back()),
             None => Ok(()),
         };
         if let Err(e) = deferred.and_then(|()| f.active.flush()) {

@@ -135,7 +135,7 @@ pub(super) fn munk_split(
     };
     // The old active segment is shared, frozen, by the parts: write to it
     // what the munk deferred (settled parts read it there), and flush it.
-    let deferred = crate::db::log_unlogged(inner, chunk, &munk, &funk);
+    let deferred = crate::db::log_if_flagged(inner, chunk, &munk, &funk, || {});
     if let Err(e) = deferred.and_then(|()| funk.active.flush()) {
         return inner.poison(e).map(|()| true);
     }
