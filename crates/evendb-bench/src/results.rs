@@ -265,6 +265,7 @@ pub const COUNTER_PREFIXES: &[&str] = &[
     // Waits of puts and work done in line.
     "put_",
     "inline_task",
+    "helper_task",
     // Freed memory handed back to the system.
     "memory_trim",
     // Opening and durability.

@@ -262,6 +262,11 @@ stats! {
         inline_tasks,
         /// Time spent in maintenance tasks run in line, in microseconds.
         inline_task_micros,
+        /// Queued maintenance tasks the urgent thread took besides its
+        /// own, the store serving mostly reads (§8, "Threads").
+        helper_tasks,
+        /// Time spent in those tasks, in microseconds.
+        helper_task_micros,
         /// Bytes cut off torn log tails when funks were opened.
         torn_tail_bytes,
         /// Funks opened (they open lazily, on first use).
@@ -470,6 +475,16 @@ impl Counters {
                     + s.deletes.load(Ordering::Relaxed)
                     + s.range_deletes.load(Ordering::Relaxed)
             })
+            .sum()
+    }
+
+    /// Reads so far (gets and scans), summed over the stripes: with
+    /// [`Counters::writes`], how maintenance tells a store serving mostly
+    /// reads.
+    pub fn reads(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|p| p.0.gets.load(Ordering::Relaxed) + p.0.scans.load(Ordering::Relaxed))
             .sum()
     }
 

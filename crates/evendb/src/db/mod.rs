@@ -105,6 +105,9 @@ pub(crate) struct DbInner {
     pub trimmer: crate::cache::trim::Trimmer,
     /// When the store last took a write (idle compaction).
     pub idle: crate::maintenance::queue::IdleWatch,
+    /// Whether the store serves mostly reads (the urgent maintenance
+    /// thread's second job).
+    pub mix: crate::maintenance::queue::OperationMix,
     /// Accesses counted toward the next halving of chunk heats.
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.

@@ -273,6 +273,7 @@ impl Db {
             maintenance: Maintenance::default(),
             trimmer: crate::cache::trim::Trimmer::new(opts.trim_freed_memory),
             idle: crate::maintenance::queue::IdleWatch::default(),
+            mix: crate::maintenance::queue::OperationMix::default(),
             touches: std::sync::atomic::AtomicU64::new(0),
             next_decay: std::sync::atomic::AtomicU64::new(1024),
             retry_touches: std::sync::atomic::AtomicU64::new(256 * 1024),

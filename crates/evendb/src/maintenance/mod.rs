@@ -55,15 +55,31 @@ pub(crate) fn worker(inner: &Arc<DbInner>) {
     }
 }
 
-/// Loop of the thread that takes only urgent tasks: chunks whose puts are
-/// paced because their logs are far past their limits (`db/write.rs`). It
-/// sleeps otherwise; when the regular threads fall behind, it does the
-/// work on the core the paced writers leave idle.
+/// Loop of the thread that takes urgent tasks: chunks whose puts are
+/// paced because their logs are far past their limits (`db/write.rs`).
+/// When the regular threads fall behind, it does the work on the core the
+/// paced writers leave idle. While the store serves mostly reads
+/// (`queue::OperationMix`) it takes the other queued tasks too, so that a
+/// write phase's backlog drains on two threads; it sleeps otherwise.
 pub(crate) fn urgent_worker(inner: &Arc<DbInner>) {
     room::set_may_flush(true);
-    while let Some(next) = inner.maintenance.next(Duration::from_millis(250), true) {
+    loop {
+        let reads_mostly = inner.mix.reads_mostly(
+            inner.counters.writes(),
+            inner.counters.reads(),
+            std::time::Instant::now(),
+        );
+        let Some(next) = inner.maintenance.next(queue::MIX_WINDOW, !reads_mostly) else {
+            return;
+        };
         if let Some((chunk, bits)) = next {
+            let since = std::time::Instant::now();
             guarded(inner, || run_task(inner, &chunk, bits));
+            if reads_mostly && bits & task::URGENT == 0 {
+                let c = inner.counters.local();
+                stats::add(&c.helper_tasks, 1);
+                stats::add(&c.helper_task_micros, stats::micros(since));
+            }
         }
     }
 }

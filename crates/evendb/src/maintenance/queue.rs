@@ -51,12 +51,14 @@ impl Maintenance {
     }
 
     /// The next task (`urgent_only`: the next urgent one); `None` at
-    /// shutdown, or after `idle` with nothing to do.
+    /// shutdown, or after `idle` with nothing to do (however many tasks
+    /// it was woken for and left).
     pub(super) fn next(
         &self,
         idle: Duration,
         urgent_only: bool,
     ) -> Option<Option<(Arc<Chunk>, u8)>> {
+        let deadline = std::time::Instant::now() + idle;
         let mut q = self.queue.lock();
         loop {
             if self.shutdown.load(Ordering::Acquire) {
@@ -70,10 +72,60 @@ impl Maintenance {
                     return Some(Some(t));
                 }
             }
-            if self.cv.wait_for(&mut q, idle).timed_out() {
+            if self.cv.wait_until(&mut q, deadline).timed_out() {
                 return Some(None);
             }
         }
+    }
+}
+
+/// How often the urgent thread looks again at the mix of the store's
+/// operations (see [`OperationMix`]).
+pub(crate) const MIX_WINDOW: Duration = Duration::from_millis(100);
+
+/// Reads per write at or above which the store counts as serving mostly
+/// reads (see [`OperationMix`]).
+const READS_PER_WRITE: u64 = 4;
+
+/// What the store's foreground did over the last window, as the urgent
+/// maintenance thread sees it: whether it serves mostly reads (gets and
+/// scans at least [`READS_PER_WRITE`] times its writes, or nothing at
+/// all). Then the urgent thread takes queued tasks too, so a backlog a
+/// write phase left drains on both cores while the reads that follow pay
+/// for it; while writes dominate it does not, as it would take the
+/// device and a core from the puts that queue the work.
+#[derive(Debug)]
+pub(crate) struct OperationMix {
+    /// Writes and reads counted at the window's start, and when it began.
+    start: Mutex<(u64, u64, std::time::Instant)>,
+    reads_mostly: AtomicBool,
+}
+
+impl Default for OperationMix {
+    fn default() -> Self {
+        OperationMix {
+            start: Mutex::new((0, 0, std::time::Instant::now())),
+            reads_mostly: AtomicBool::new(false),
+        }
+    }
+}
+
+impl OperationMix {
+    /// Closes the window if it is [`MIX_WINDOW`] old, given the store's
+    /// write and read counts now, and returns whether the last closed
+    /// window served mostly reads.
+    pub(crate) fn reads_mostly(&self, writes: u64, reads: u64, now: std::time::Instant) -> bool {
+        let mut start = self.start.lock();
+        if now.duration_since(start.2) >= MIX_WINDOW {
+            let (w, r) = (
+                writes.saturating_sub(start.0),
+                reads.saturating_sub(start.1),
+            );
+            self.reads_mostly
+                .store(w.saturating_mul(READS_PER_WRITE) <= r, Ordering::Relaxed);
+            *start = (writes, reads, now);
+        }
+        self.reads_mostly.load(Ordering::Relaxed)
     }
 }
 
@@ -110,5 +162,31 @@ impl IdleWatch {
             return false;
         }
         now.duration_since(seen.1) >= IDLE_AFTER
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn the_mix_is_that_of_the_last_closed_window() {
+        let mix = OperationMix::default();
+        let t = |ms: u64| Instant::now() + Duration::from_millis(ms);
+        // No window closed yet: writes are assumed.
+        assert!(!mix.reads_mostly(0, 0, Instant::now()));
+        // Writes only.
+        assert!(!mix.reads_mostly(1_000, 10, t(150)));
+        // A window with nothing at all: nothing to take a core from.
+        assert!(mix.reads_mostly(1_000, 10, t(300)));
+        // Four reads a write.
+        assert!(mix.reads_mostly(1_100, 410, t(450)));
+        // Fewer than four reads a write.
+        assert!(!mix.reads_mostly(1_200, 500, t(600)));
+        // The window is not over: the last one's answer stands, however
+        // many reads came meanwhile.
+        assert!(!mix.reads_mostly(1_200, 50_000, t(620)));
+        assert!(mix.reads_mostly(1_200, 50_000, t(750)));
     }
 }

@@ -291,6 +291,14 @@ impl fmt::Display for Stats {
             s.put_pace_waits,
             Micros(s.put_pace_wait_micros)
         )?;
+        if s.helper_tasks > 0 {
+            writeln!(
+                f,
+                "helped       {} queued maintenance tasks run by the urgent thread while reads dominated, {}",
+                s.helper_tasks,
+                Micros(s.helper_task_micros)
+            )?;
+        }
         if s.inline_tasks > 0 {
             writeln!(
                 f,
