@@ -19,6 +19,7 @@
 
 mod appends;
 mod files;
+pub(crate) mod graveyard;
 mod idle;
 mod merge;
 mod munks;
