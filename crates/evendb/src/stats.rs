@@ -209,9 +209,6 @@ stats! {
         /// Of those, evictions by maintenance that first rebuilt the
         /// chunk's table from the munk, its log being too large to scan.
         munk_evictions_flushed,
-        /// Of those, evicted munks freed by the reclaim thread rather than
-        /// by the thread that evicted them (§8).
-        munk_evictions_reclaimed,
         /// Times the row cache gave up its oldest entries for a munk,
         /// being worth much less per byte (recent hits) than the munk.
         row_cache_shrinks,

@@ -108,8 +108,6 @@ pub(crate) struct DbInner {
     /// Whether the store serves mostly reads (the urgent maintenance
     /// thread's second job).
     pub mix: crate::maintenance::queue::OperationMix,
-    /// Evicted munks the reclaim thread frees.
-    pub graveyard: crate::maintenance::graveyard::Graveyard,
     /// Accesses counted toward the next halving of chunk heats.
     touches: std::sync::atomic::AtomicU64,
     /// The access count at which heats are halved next.
@@ -142,7 +140,6 @@ impl Drop for Owner {
         }
         self.inner.stop_cv.notify_all();
         self.inner.maintenance.shut_down();
-        self.inner.graveyard.shut_down();
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
@@ -630,8 +627,7 @@ impl DbInner {
     }
 
     /// See `Stats::memory_other`: the chunks' own state and the manifest's
-    /// record of each, the open files' handles, and evicted munks waiting
-    /// to be freed.
+    /// record of each, and the open files' handles.
     fn other_memory(&self, chunks: &[Arc<Chunk>]) -> u64 {
         use std::mem::size_of;
         // The index's pointer and key prefix of each chunk.
@@ -643,7 +639,7 @@ impl DbInner {
             // The manifest's record: the minimum key and the file list again.
             bytes += size_of::<crate::manifest::ChunkRecord>() + c.min_key.len() + logs;
         }
-        bytes as u64 + self.open_files.handle_bytes() + self.graveyard.pending()
+        bytes as u64 + self.open_files.handle_bytes()
     }
 }
 

@@ -274,7 +274,6 @@ impl Db {
             trimmer: crate::cache::trim::Trimmer::new(opts.trim_freed_memory),
             idle: crate::maintenance::queue::IdleWatch::default(),
             mix: crate::maintenance::queue::OperationMix::default(),
-            graveyard: crate::maintenance::graveyard::Graveyard::default(),
             touches: std::sync::atomic::AtomicU64::new(0),
             next_decay: std::sync::atomic::AtomicU64::new(1024),
             retry_touches: std::sync::atomic::AtomicU64::new(256 * 1024),
@@ -335,10 +334,6 @@ impl Db {
             let w = inner.clone();
             threads.push(spawn("evendb-maint-urgent".into(), dir, move || {
                 crate::maintenance::urgent_worker(&w)
-            })?);
-            let w = inner.clone();
-            threads.push(spawn("evendb-reclaim".into(), dir, move || {
-                w.graveyard.run(&w.counters)
             })?);
         }
         // `Sync` mode checkpoints too, every 200 ms, to sync the chunk logs

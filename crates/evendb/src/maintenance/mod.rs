@@ -19,7 +19,6 @@
 
 mod appends;
 mod files;
-pub(crate) mod graveyard;
 mod idle;
 mod merge;
 mod munks;

@@ -77,11 +77,7 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     }
     drop(frozen);
     inner.munks.remove(chunk);
-    let evicted = old.is_some();
-    if let Some(munk) = old {
-        super::graveyard::free_later(inner, munk);
-    }
-    if evicted {
+    if old.is_some() {
         stats::add(&inner.counters.local().munk_evictions, 1);
         if inner.opts.maintenance_threads > 0 && super::log_too_large_to_scan(inner, chunk) {
             // The log the munk let grow is now the chunk's read path:

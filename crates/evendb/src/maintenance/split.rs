@@ -191,7 +191,7 @@ pub(super) fn munk_split(
     drop(frozen);
     drop(one);
     drop(own);
-    super::graveyard::free_later(inner, munk);
+    drop(munk);
     // Each part's entries as the munk held them at the cut.
     let isolated = prepared.isolated;
     let child_entries: Vec<Vec<MunkEntry>> = std::mem::take(&mut prepared.pieces)
