@@ -263,7 +263,7 @@ stats! {
         /// Time spent in maintenance tasks run in line, in microseconds.
         inline_task_micros,
         /// Queued maintenance tasks the urgent thread took besides its
-        /// own, the store serving mostly reads (§8, "Threads").
+        /// own, the store serving mostly reads (§8).
         helper_tasks,
         /// Time spent in those tasks, in microseconds.
         helper_task_micros,
