@@ -499,13 +499,20 @@ pub(super) fn rebuild_locked(
     let max = inner.opts.max_chunk_size;
     // Deferred `Sync` versions the table will hold (`db::deferred`): marked
     // logged once it is published, so that no round writes them again.
+    // Only a flagged chunk has any below the cut: every put before the
+    // divert set the flag before it let go of the chunk's lock, and a
+    // round that cleared it writes and marks them itself. (So `Buffered`
+    // stores never walk the chains twice here.)
+    let deferred = chunk.unlogged.load(std::sync::atomic::Ordering::Acquire);
     let mut in_table = Vec::new();
     let outputs = match chunk.munk() {
         Some(m) => {
             let mut out = TableOutput::new(inner, u64::MAX);
             let ts = inner.tombstones.load();
             for e in m.entries() {
-                e.unlogged_below(cut, &mut in_table);
+                if deferred {
+                    e.unlogged_below(cut, &mut in_table);
+                }
                 // `table_entries` already keeps what readers need; the
                 // range deletes' stand-ins go like any bottom tombstone.
                 let entries = super::apply_tombstones(e.table_entries(cut, w), &ts, w);
