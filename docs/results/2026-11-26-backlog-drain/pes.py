@@ -1,8 +1,0 @@
-import json,sys
-for f in sys.argv[1:]:
-    d=json.load(open(f))
-    out=[]
-    for r in d['results'][1:]:
-        lat=r['latency_us']; s=lat.get('scan') or lat.get('put') or {}
-        out.append(f"{r['workload']}:{round(r['throughput_ops_per_sec'])} p999={round(s.get('p999',0)/1000,1)} max={round(s.get('max',0)/1000,1)} rd={r['bytes_read']>>20}M")
-    print(f.split('/')[-1][:-5], ' | '.join(out), 'rss', max(r['peak_rss_bytes'] for r in d['results'])>>20)
