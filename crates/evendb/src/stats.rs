@@ -232,7 +232,8 @@ stats! {
         /// Searched lookups that found no record of the key.
         log_filter_false_positives,
         /// Log segments a get did not look at: every record in them is
-        /// older than the version it had already found in a newer one.
+        /// older than the version it had already found in a newer one
+        /// (empty segments are not counted).
         log_segments_older_skipped,
         /// Puts that waited for a chunk's rebalance lock (held by a munk rebalance, split, divert, eviction or munk load).
         put_lock_waits,

@@ -235,7 +235,11 @@ impl Funk {
             // each would cost a block read).
             if let Some((b, _)) = &best {
                 if !log.may_hold_newer(b.stamp()) {
-                    probe.older_skipped += 1;
+                    // An empty segment (a split's shared log frozen before
+                    // any put reached it) cost nothing and is not counted.
+                    if log.version_range().is_some() {
+                        probe.older_skipped += 1;
+                    }
                     continue;
                 }
             }

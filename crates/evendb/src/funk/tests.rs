@@ -62,6 +62,21 @@ fn a_get_skips_segments_older_than_what_it_found() {
 }
 
 #[test]
+fn an_empty_older_segment_is_not_counted_as_skipped() {
+    let fs = MemFs::new();
+    // A split's parts share the old active segment, frozen, even when no
+    // put reached it: passing over it costs nothing.
+    let funk = Funk {
+        table: None,
+        frozen: vec![segment(&fs, 1, &[]), segment(&fs, 2, &[("a", "a1", 10, 1)])],
+        active: segment(&fs, 3, &[("a", "a2", 20, 2)]),
+    };
+    let (value, probe) = get(&funk, "a");
+    assert_eq!(value.as_deref(), Some(&b"a2"[..]));
+    assert_eq!(probe.older_skipped, 1, "only the segment holding a1 counts");
+}
+
+#[test]
 fn a_get_still_reads_an_older_segment_holding_a_newer_version() {
     let fs = MemFs::new();
     // A record appended late (a journal replay, a batch) can leave a newer
