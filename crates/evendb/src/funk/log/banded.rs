@@ -5,12 +5,13 @@
 //! A banded segment's records are in key order up to a bounded disorder:
 //! every in-band record of a piece has a key at least the piece's
 //! **floor** — for a segment still taking appends, the largest key two
-//! 64 KiB sections back; for a frozen one, the smallest key of its 4 KiB
-//! block and every later block — and the segment lists its few outliers.
+//! 64 KiB sections back; for a frozen one, the smallest key of its block
+//! and every later block — and the segment lists its few outliers.
 //! So once the pieces before piece `j` are read, every key below `j`'s
 //! floor has all its records in memory and can be returned. A scan holds a
 //! few pieces' records at a time and reads each byte of its window once,
-//! in reads that grow from two blocks to 32 as the scan goes on.
+//! in reads that grow from 8 KiB of blocks (one block at least) to 128
+//! KiB as the scan goes on.
 
 use super::segment::LogSegment;
 use super::span::Pieces;
@@ -19,17 +20,18 @@ use std::cmp::Reverse;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Pieces the first read of a scan takes, and the most any read takes.
-const FIRST_BATCH: usize = 2;
-const MAX_BATCH: usize = 32;
+/// Bytes of blocks the first read of a scan takes (at least one block),
+/// and the most any read takes.
+const FIRST_READ_BYTES: u64 = 8 << 10;
+const MAX_READ_BYTES: u64 = 128 << 10;
 
 /// Images of earlier reads a scan keeps to read into again.
 const KEPT_IMAGES: usize = 2;
 
 /// About the most a scan of a banded segment holds at once: a read of
-/// [`MAX_BATCH`] 4 KiB blocks (or one 64 KiB section and the two before
+/// [`MAX_READ_BYTES`] of blocks (or one 64 KiB section and the two before
 /// it), the one before whose records are still pending, and a kept one.
-pub(crate) const BANDED_SCAN_MEMORY: u64 = (1 + KEPT_IMAGES as u64) * MAX_BATCH as u64 * 4096;
+pub(crate) const BANDED_SCAN_MEMORY: u64 = (1 + KEPT_IMAGES as u64) * MAX_READ_BYTES;
 
 /// A key or value of a record a scan read: a range of the bytes read,
 /// shared with the other records of the same read, copied only when a
@@ -95,7 +97,7 @@ pub(crate) struct BandedScan {
     end: u64,
     /// Pieces the next read takes (it doubles, up to `max_batch`).
     batch: usize,
-    /// [`MAX_BATCH`] for blocks, 1 for 64 KiB sections.
+    /// [`MAX_READ_BYTES`] of blocks, 1 for 64 KiB sections.
     max_batch: usize,
     from: Vec<u8>,
     to: Option<Vec<u8>>,
@@ -120,16 +122,20 @@ impl BandedScan {
             return Ok(None);
         };
         let extra = plan.outliers;
-        let max_batch = if plan.pieces.are_blocks() {
-            MAX_BATCH
-        } else {
-            1
+        // Blocks are read a few at first, then twice as many at each next
+        // read; sections one at a time.
+        let (first_batch, max_batch) = match &plan.pieces {
+            Pieces::Blocks { index, .. } => {
+                let blocks = |bytes: u64| (bytes / index.mean_block_bytes().max(1)).max(1) as usize;
+                (blocks(FIRST_READ_BYTES), blocks(MAX_READ_BYTES))
+            }
+            Pieces::Sections(_) => (1, 1),
         };
         let mut scan = BandedScan {
             seg: seg.clone(),
             pieces: plan.pieces,
             end: plan.end,
-            batch: FIRST_BATCH.min(max_batch),
+            batch: first_batch,
             max_batch,
             from: from.to_vec(),
             to: to.map(<[u8]>::to_vec),

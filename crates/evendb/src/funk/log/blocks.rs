@@ -35,7 +35,7 @@ const CODEC_RAW: u8 = 0;
 /// A block stored LZ4-compressed.
 const CODEC_LZ4: u8 = 1;
 /// The most records a block may hold: a block is cut at the first record
-/// past its size (4 KiB by default), and one record is at most 16 KiB of
+/// past its size (4 to 16 KiB by default), and one record is at most 16 KiB of
 /// key and 16 MiB of value. A larger length read from disk is corruption,
 /// never allocated.
 pub(crate) const MAX_RAW_BLOCK: usize = 64 << 20;
@@ -159,8 +159,8 @@ pub(crate) fn decode_block(
 
 /// Where the blocks of a segment lie: per block, its logical offset (of
 /// its first record) and its file offset (of its header), both ascending,
-/// and where the last block ends in both. 16 bytes a block (0.4% of a
-/// run of 4 KiB blocks), charged as filter memory.
+/// and where the last block ends in both. 16 bytes a block (0.1-0.4% of
+/// a run), charged as filter memory.
 #[derive(Debug, Clone)]
 pub(crate) struct BlockMap {
     starts: Vec<(u64, u64)>,

@@ -265,7 +265,7 @@ mod tests {
         let fs = MemFs::new();
         let (seg, newest) = run(&fs, 2, false);
         let (stored, logical) = (seg.file_bytes(), seg.appended());
-        // Raw blocks: the records and a 16-byte header per ~4 KiB block.
+        // Raw blocks: the records and a 16-byte header per block.
         assert!(
             stored >= logical && stored < logical + logical / 100,
             "{stored} for {logical}"

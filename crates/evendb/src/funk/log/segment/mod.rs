@@ -151,6 +151,8 @@ struct AppendState {
     /// held in `buffer` starts (the last one is still open), and the
     /// file's length.
     cuts: Vec<u64>,
+    /// Records in the last block of `cuts`.
+    cut_records: u64,
     file_len: u64,
 }
 
@@ -317,6 +319,7 @@ impl LogSegment {
                 frozen: false,
                 written_back: file_len,
                 cuts: Vec::new(),
+                cut_records: 0,
                 file_len,
             }),
             logical: AtomicU64::new(len),
@@ -720,9 +723,15 @@ impl LogSegment {
             }
         }
         if let Some(b) = &self.blocks {
-            if a.cuts.last().is_none_or(|&c| offset >= c + b.block_bytes) {
+            // Blocks close where the span's do (a get reads one).
+            if a.cuts
+                .last()
+                .is_none_or(|&c| super::span::closes_block(c, offset, a.cut_records, b.block_bytes))
+            {
                 a.cuts.push(offset);
+                a.cut_records = 0;
             }
+            a.cut_records += 1;
         }
         let c = counter.fetch_add(1, Ordering::Relaxed);
         let before = a.buffer.len();
