@@ -719,6 +719,13 @@ impl LogSegment {
             let budget = &self.config.budget;
             let growth = heap_size(a.buffer.capacity().max(record_len));
             if budget.kind_used(Kind::WriteBuffers) + growth > budget.write_buffer_share() {
+                // A segment in blocks writes only closed blocks: the open
+                // one closes here, or the buffer would keep growing with
+                // it (up to `span::closes_block`'s largest block).
+                if self.blocks.is_some() && a.cuts.last().is_some_and(|&c| c < offset) {
+                    a.cuts.push(offset);
+                    a.cut_records = 0;
+                }
                 self.write_out(&mut a, false)?;
             }
         }
