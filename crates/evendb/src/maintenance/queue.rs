@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The queue of the maintenance threads: tasks in the order they came,
-/// after the urgent ones (chunks whose puts are being paced).
+/// after the urgent ones (chunks whose puts are being paced) and the
+/// munk rebalances.
 #[derive(Debug, Default)]
 pub(crate) struct Maintenance {
     queue: Mutex<Queues>,
@@ -20,12 +21,24 @@ pub(crate) struct Maintenance {
 #[derive(Debug, Default)]
 struct Queues {
     urgent: VecDeque<(Arc<Chunk>, u8)>,
+    /// Munk rebalances: in-memory work of a few milliseconds that, left
+    /// behind a write phase's queue of rebuilds, lets a munk's cells run
+    /// out so that its puts rebalance it themselves.
+    munk: VecDeque<(Arc<Chunk>, u8)>,
     normal: VecDeque<(Arc<Chunk>, u8)>,
 }
 
 impl Maintenance {
+    /// Queues a task: a munk rebalance ahead of the other tasks, any other
+    /// behind them.
     pub fn push(&self, chunk: Arc<Chunk>, bits: u8) {
-        self.queue.lock().normal.push_back((chunk, bits));
+        let mut q = self.queue.lock();
+        if bits == crate::chunk::task::MUNK_REBALANCE {
+            q.munk.push_back((chunk, bits));
+        } else {
+            q.normal.push_back((chunk, bits));
+        }
+        drop(q);
         // Every thread: `notify_one` could wake only the urgent one, which
         // leaves this task where it is.
         self.cv.notify_all();
@@ -40,7 +53,7 @@ impl Maintenance {
     /// True if a task is waiting.
     pub fn has_tasks(&self) -> bool {
         let q = self.queue.lock();
-        !q.urgent.is_empty() || !q.normal.is_empty()
+        !q.urgent.is_empty() || !q.munk.is_empty() || !q.normal.is_empty()
     }
 
     /// Stops the threads after their current task.
@@ -68,7 +81,7 @@ impl Maintenance {
                 return Some(Some(t));
             }
             if !urgent_only {
-                if let Some(t) = q.normal.pop_front() {
+                if let Some(t) = q.munk.pop_front().or_else(|| q.normal.pop_front()) {
                     return Some(Some(t));
                 }
             }
@@ -168,7 +181,28 @@ impl IdleWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::task;
     use std::time::Instant;
+
+    #[test]
+    fn munk_rebalances_go_ahead_of_other_tasks_and_behind_urgent_ones() {
+        let q = Maintenance::default();
+        let chunk = |id| Arc::new(Chunk::new(id, Vec::new(), None, Default::default()));
+        q.push(chunk(1), task::FUNK_REBALANCE);
+        q.push(chunk(2), task::MUNK_REBALANCE);
+        q.push(chunk(3), task::MUNK_LOAD);
+        q.push(chunk(4), task::MUNK_REBALANCE);
+        q.push_urgent(chunk(5), task::FUNK_REBALANCE | task::URGENT);
+        let mut order = Vec::new();
+        while let Some(Some((c, _))) = q.next(Duration::ZERO, false) {
+            order.push(c.id);
+        }
+        assert_eq!(order, [5, 2, 4, 1, 3]);
+        // The urgent thread takes urgent tasks only.
+        q.push(chunk(6), task::MUNK_REBALANCE);
+        assert!(matches!(q.next(Duration::ZERO, true), Some(None)));
+        assert!(q.has_tasks());
+    }
 
     #[test]
     fn the_mix_is_that_of_the_last_closed_window() {
