@@ -224,9 +224,11 @@ impl Options {
     /// Background threads for munk loads, rebalances, splits and merges.
     /// Default: half the machine's cores, between 1 and 4. With 0, the
     /// operation that needs the work does it before returning (useful for
-    /// deterministic tests and one-shot tools). With any other number, one
-    /// more thread takes only urgent work: the rebuilds of chunks whose
-    /// puts are slowed down because maintenance is behind.
+    /// deterministic tests and one-shot tools). With any other number, two
+    /// more threads run: one takes only urgent work (the rebuilds of
+    /// chunks whose puts are slowed down because maintenance is behind),
+    /// the other keeps a margin of the memory budget free while writes
+    /// dominate, so that puts seldom evict munks themselves.
     pub fn maintenance_threads(mut self, n: usize) -> Self {
         self.maintenance_threads = n;
         self

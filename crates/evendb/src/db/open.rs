@@ -335,6 +335,10 @@ impl Db {
             threads.push(spawn("evendb-maint-urgent".into(), dir, move || {
                 crate::maintenance::urgent_worker(&w)
             })?);
+            let w = inner.clone();
+            threads.push(spawn("evendb-memory".into(), dir, move || {
+                crate::maintenance::memory_keeper(&w)
+            })?);
         }
         // `Sync` mode checkpoints too, every 200 ms, to sync the chunk logs
         // (puts and batches are durable in the commit journal) and drop

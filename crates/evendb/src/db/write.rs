@@ -202,7 +202,13 @@ impl DbInner {
             let reservation = match &munk {
                 None => None,
                 Some(m) => match m.reserve(key, value_len, self.munk_headroom()) {
-                    Ok(r) => Some(r),
+                    Ok(r) => {
+                        let keep = self.munk_headroom() + crate::maintenance::keeper_margin(self);
+                        if self.budget.free() < keep {
+                            self.maintenance.wake_keeper();
+                        }
+                        Some(r)
+                    }
                     Err(Refusal::Full) => {
                         drop(guard);
                         // Compact in memory now; a split, if the munk

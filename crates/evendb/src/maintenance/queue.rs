@@ -16,6 +16,12 @@ pub(crate) struct Maintenance {
     queue: Mutex<Queues>,
     cv: Condvar,
     shutdown: AtomicBool,
+    /// The memory keeper's wake-up (see `room::memory_keeper`): set by a
+    /// put that found the budget's margin used, cleared by the keeper
+    /// when it looks; the mutex only pairs with `keeper_cv`.
+    keeper_asked: AtomicBool,
+    keeper_lock: Mutex<()>,
+    keeper_cv: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +67,28 @@ impl Maintenance {
         let _q = self.queue.lock();
         self.shutdown.store(true, Ordering::Release);
         self.cv.notify_all();
+        let _k = self.keeper_lock.lock();
+        self.keeper_cv.notify_all();
+    }
+
+    /// Wakes the memory keeper, unless it was asked already and has not
+    /// looked since (so a put in the margin takes no lock).
+    pub fn wake_keeper(&self) {
+        if !self.keeper_asked.swap(true, Ordering::AcqRel) {
+            let _k = self.keeper_lock.lock();
+            self.keeper_cv.notify_one();
+        }
+    }
+
+    /// The memory keeper's wait: until woken or `every` passed; false at
+    /// shutdown.
+    pub(super) fn keeper_wait(&self, every: Duration) -> bool {
+        let mut k = self.keeper_lock.lock();
+        if !self.shutdown.load(Ordering::Acquire) && !self.keeper_asked.load(Ordering::Acquire) {
+            self.keeper_cv.wait_for(&mut k, every);
+        }
+        self.keeper_asked.store(false, Ordering::Release);
+        !self.shutdown.load(Ordering::Acquire)
     }
 
     /// The next task (`urgent_only`: the next urgent one); `None` at
@@ -202,6 +230,24 @@ mod tests {
         q.push(chunk(6), task::MUNK_REBALANCE);
         assert!(matches!(q.next(Duration::ZERO, true), Some(None)));
         assert!(q.has_tasks());
+    }
+
+    #[test]
+    fn the_keeper_wakes_when_asked_and_stops_at_shutdown() {
+        let q = Maintenance::default();
+        let long = Duration::from_secs(5);
+        // Asked: it looks at once.
+        q.wake_keeper();
+        let since = Instant::now();
+        assert!(q.keeper_wait(long));
+        assert!(since.elapsed() < long);
+        // Unasked: it looks after its time.
+        assert!(q.keeper_wait(Duration::from_millis(1)));
+        // Shut down: it stops at once, asked or not.
+        q.shut_down();
+        let since = Instant::now();
+        assert!(!q.keeper_wait(long));
+        assert!(since.elapsed() < long);
     }
 
     #[test]
