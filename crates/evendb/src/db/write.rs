@@ -203,8 +203,7 @@ impl DbInner {
                 None => None,
                 Some(m) => match m.reserve(key, value_len, self.munk_headroom()) {
                     Ok(r) => {
-                        let keep = self.munk_headroom() + crate::maintenance::keeper_margin(self);
-                        if self.budget.free() < keep {
+                        if crate::maintenance::keeper_margin_used(self) {
                             self.maintenance.wake_keeper();
                         }
                         Some(r)

@@ -32,7 +32,9 @@ pub(crate) use idle::store_is_idle;
 pub(crate) use merge::merge;
 pub(crate) use munks::munk_rebalance;
 pub(crate) use rebuild::{funk_rebalance, overdue};
-pub(crate) use room::{evict_munk, keep_floor, keeper_margin, make_room, memory_keeper, room_for};
+pub(crate) use room::{
+    evict_munk, keep_floor, keeper_margin_used, make_room, memory_keeper, room_for,
+};
 
 use crate::chunk::{task, Chunk};
 use crate::db::DbInner;

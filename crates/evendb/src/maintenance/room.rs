@@ -179,8 +179,15 @@ pub(crate) fn keep_floor(inner: &DbInner) {
 /// What of the budget, beyond the headroom munk puts keep, the memory
 /// keeper keeps free while writes dominate: a 32nd (8 MiB of a 256 MiB
 /// budget, 2 MiB of 64 MiB).
-pub(crate) fn keeper_margin(inner: &DbInner) -> u64 {
+fn keeper_margin(inner: &DbInner) -> u64 {
     inner.budget.limit() / 32
+}
+
+/// True when less than the headroom munk puts keep plus
+/// [`keeper_margin`] is free: what wakes the memory keeper (from a put)
+/// and what it restores.
+pub(crate) fn keeper_margin_used(inner: &DbInner) -> bool {
+    inner.budget.free() < inner.munk_headroom() + keeper_margin(inner)
 }
 
 /// Loop of the memory keeper thread: while writes dominate
@@ -217,12 +224,11 @@ pub(crate) fn memory_keeper(inner: &Arc<DbInner>) {
     }
 }
 
-/// One look of the memory keeper: evicts the coldest munks if less than
-/// the headroom plus [`keeper_margin`] is free.
+/// One look of the memory keeper: evicts the coldest munks if the
+/// margin is used ([`keeper_margin_used`]).
 fn keep_free(inner: &DbInner) {
-    let margin = keeper_margin(inner);
-    if inner.budget.free() < inner.munk_headroom() + margin {
-        make_room(inner, margin, None);
+    if keeper_margin_used(inner) {
+        make_room(inner, keeper_margin(inner), None);
     }
 }
 
