@@ -336,6 +336,7 @@ impl Db {
                 crate::maintenance::urgent_worker(&w)
             })?);
             let w = inner.clone();
+            inner.maintenance.set_keeper_runs(true);
             threads.push(spawn("evendb-memory".into(), dir, move || {
                 crate::maintenance::memory_keeper(&w)
             })?);

@@ -2,6 +2,7 @@
 //! nothing of the store: the store holds it, the threads run its tasks).
 
 use crate::chunk::Chunk;
+use crate::munk::Munk;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,11 @@ pub(crate) struct Maintenance {
     keeper_asked: AtomicBool,
     keeper_lock: Mutex<()>,
     keeper_cv: Condvar,
+    /// Munks taken out of service, for the memory keeper to free (see
+    /// [`Maintenance::retire_munk`]).
+    retired: Mutex<Vec<Arc<Munk>>>,
+    /// True while a memory keeper runs to free them.
+    keeper_runs: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -78,6 +84,30 @@ impl Maintenance {
             let _k = self.keeper_lock.lock();
             self.keeper_cv.notify_one();
         }
+    }
+
+    /// Hands a munk taken out of service (replaced by a rebuild or a
+    /// split, or evicted) to the memory keeper to free, if one runs; else
+    /// it is freed here. Freeing a munk (every key, value and version node
+    /// is an allocation of its own, every `ArcSwap` pays its debts when
+    /// dropped) took 5-21 ms, which a put that rebalanced or evicted a
+    /// munk, or a maintenance thread others' puts wait for, spent there.
+    /// Readers still holding the munk free it when they let go instead.
+    pub fn retire_munk(&self, munk: Arc<Munk>) {
+        if self.keeper_runs.load(Ordering::Acquire) && !self.shutdown.load(Ordering::Acquire) {
+            self.retired.lock().push(munk);
+            self.wake_keeper();
+        }
+    }
+
+    /// Notes whether a memory keeper runs to free retired munks.
+    pub(crate) fn set_keeper_runs(&self, runs: bool) {
+        self.keeper_runs.store(runs, Ordering::Release);
+    }
+
+    /// The munks retired since the last call, for the keeper to free.
+    pub(super) fn take_retired(&self) -> Vec<Arc<Munk>> {
+        std::mem::take(&mut *self.retired.lock())
     }
 
     /// The memory keeper's wait: until woken or `every` passed; false at

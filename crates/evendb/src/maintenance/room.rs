@@ -77,7 +77,8 @@ pub(crate) fn evict_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
     }
     drop(frozen);
     inner.munks.remove(chunk);
-    if old.is_some() {
+    if let Some(old) = old {
+        inner.maintenance.retire_munk(old);
         stats::add(&inner.counters.local().munk_evictions, 1);
         if inner.opts.maintenance_threads > 0 && super::log_too_large_to_scan(inner, chunk) {
             // The log the munk let grow is now the chunk's read path:
@@ -210,6 +211,7 @@ pub(crate) fn keeper_margin_used(inner: &DbInner) -> bool {
 pub(crate) fn memory_keeper(inner: &Arc<DbInner>) {
     set_may_flush(false);
     while inner.maintenance.keeper_wait(KEEP_EVERY) {
+        drop(inner.maintenance.take_retired());
         let reads_mostly = inner.mix.reads_mostly(
             inner.counters.writes(),
             inner.counters.reads(),
@@ -222,6 +224,8 @@ pub(crate) fn memory_keeper(inner: &Arc<DbInner>) {
             });
         }
     }
+    inner.maintenance.set_keeper_runs(false);
+    drop(inner.maintenance.take_retired());
 }
 
 /// One look of the memory keeper: evicts the coldest munks if the
@@ -317,6 +321,50 @@ mod tests {
         for k in 0..2_000u32 {
             let last = (0..n).rev().find(|i| i % 2_000 == k).expect("written");
             assert_eq!(db.get(key(k)).expect("get"), Some(vec![last as u8; 200]));
+        }
+    }
+
+    /// A retired munk is freed by the keeper when one runs, at once when
+    /// none does, and never lost track of: its charge goes back to the
+    /// budget when it is freed.
+    #[test]
+    fn retired_munks_are_freed_by_the_keeper_or_at_once_without_one() {
+        use crate::munk::{Charge, Munk};
+        for threads in [0, 1] {
+            let db = Options::default()
+                .storage(Arc::new(MemFs::new()))
+                .maintenance_threads(threads)
+                .open("/db")
+                .expect("open");
+            let inner = &db.inner;
+            let before = inner.budget.kind_used(Kind::Munks);
+            let munk = Arc::new(Munk::build(
+                Vec::new(),
+                10_000,
+                &inner.budget,
+                Charge::ArrayOnly,
+            ));
+            let charged = inner.budget.kind_used(Kind::Munks) - before;
+            assert!(charged >= Munk::array_charge(10_000));
+            let gone = Arc::downgrade(&munk);
+            inner.maintenance.retire_munk(munk);
+            if threads == 0 {
+                assert!(gone.upgrade().is_none(), "no keeper: freed at once");
+            } else {
+                let start = std::time::Instant::now();
+                while gone.upgrade().is_some() {
+                    assert!(
+                        start.elapsed() < std::time::Duration::from_secs(10),
+                        "the keeper never freed the munk"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            assert_eq!(
+                inner.budget.kind_used(Kind::Munks),
+                before,
+                "threads {threads}"
+            );
         }
     }
 

@@ -191,7 +191,7 @@ pub(super) fn munk_split(
     drop(frozen);
     drop(one);
     drop(own);
-    drop(munk);
+    inner.maintenance.retire_munk(munk);
     // Each part's entries as the munk held them at the cut.
     let isolated = prepared.isolated;
     let child_entries: Vec<Vec<MunkEntry>> = std::mem::take(&mut prepared.pieces)
