@@ -131,6 +131,16 @@ fn table_and_log(fs: &MemFs, log_writes: &[(&str, &str)]) -> BTreeMap<Vec<u8>, V
     m
 }
 
+/// A log file's bytes without the zero padding after its last record
+/// (appends are written in whole 4 KiB pages). The records of these tests
+/// end with a non-zero byte.
+fn without_padding(mut bytes: Vec<u8>) -> Vec<u8> {
+    while bytes.last() == Some(&0) {
+        bytes.pop();
+    }
+    bytes
+}
+
 fn read_all(fs: &MemFs) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, Error> {
     let db = common::tiny(fs)
         .max_chunk_size(1 << 20)
@@ -191,7 +201,7 @@ fn a_torn_log_tail_after_the_checkpointed_length_is_cut() {
     let fs = MemFs::new();
     let mut want = table_and_log(&fs, &[("a", "1"), ("b", "2"), ("c", "3")]);
     let log = file_with_ext(&fs, ".log");
-    let mut bytes = fs.read_file(&log).unwrap();
+    let mut bytes = without_padding(fs.read_file(&log).unwrap());
     let last = bytes[bytes.len() - 39..].to_vec();
     bytes.extend_from_slice(&last[..30]); // a record's first 30 bytes
     fs.write_file(&log, &bytes);
@@ -218,7 +228,7 @@ fn a_log_shorter_than_its_checkpointed_length_is_corruption() {
         let fs = MemFs::new();
         table_and_log(&fs, &[("a", "1"), ("b", "2"), ("c", "3")]);
         let log = file_with_ext(&fs, ".log");
-        let bytes = fs.read_file(&log).unwrap();
+        let bytes = without_padding(fs.read_file(&log).unwrap());
         fs.write_file(&log, &bytes[..bytes.len() - cut]);
         match read_all(&fs) {
             Err(Error::Corruption { file, detail, .. }) => {
@@ -250,6 +260,12 @@ fn every_byte_flip_is_detected_or_harmless() {
     for name in &names {
         let path = dir.join(name);
         let original = pristine.read_file(&path).unwrap();
+        // A log's zero padding after its records holds nothing: a flip
+        // there must be harmless, and is not counted.
+        let padding = match name.ends_with(".log") {
+            true => without_padding(original.clone()).len(),
+            false => original.len(),
+        };
         for i in 0..original.len() {
             let fs = copy_of(&pristine, &names);
             let mut bytes = original.clone();
@@ -275,6 +291,11 @@ fn every_byte_flip_is_detected_or_harmless() {
                 } else if db.stats().checkpoint_slots_invalid == 1 {
                     detected += 1;
                 }
+                continue;
+            }
+            if i >= padding {
+                flips -= 1;
+                assert_eq!(read_all(&fs).unwrap(), want, "{name} padding byte {i}");
                 continue;
             }
             match read_all(&fs) {

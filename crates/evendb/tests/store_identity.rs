@@ -234,7 +234,9 @@ fn an_unlisted_file_is_moved_to_lost_and_found_not_deleted() {
 }
 
 /// A log extended by a huge sparse hole (after its checkpointed length) is
-/// checked in bounded pieces and its tail reported, never allocated whole.
+/// checked in bounded pieces and its tail reported, never allocated whole
+/// (the tail: the hole, and the zero padding of the log's last page before
+/// it).
 #[test]
 fn a_huge_sparse_log_tail_is_read_in_pieces_and_reported() {
     let (_t, dir, _old, want) = two_sessions();
@@ -250,7 +252,7 @@ fn a_huge_sparse_log_tail_is_read_in_pieces_and_reported() {
         report
             .torn_tails
             .iter()
-            .any(|(n, b)| *n == name && *b == 64 << 20),
+            .any(|(n, b)| *n == name && (64 << 20..(64 << 20) + 4096).contains(b)),
         "{:?}",
         report.torn_tails
     );

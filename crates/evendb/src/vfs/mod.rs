@@ -79,6 +79,13 @@ pub trait StorageFile: Send + Sync + Debug {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
     /// Writes all of `data` at `offset`, extending the file if needed.
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Writes `parts` one after another from `offset`, as
+    /// [`write_at`](Self::write_at) would write them joined. Default: joins
+    /// them and calls `write_at` (the real file system writes them in one
+    /// `pwritev`, without joining).
+    fn write_vectored_at(&self, offset: u64, parts: &[&[u8]]) -> io::Result<()> {
+        self.write_at(offset, &parts.concat())
+    }
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
     /// Makes the file's contents and length durable.

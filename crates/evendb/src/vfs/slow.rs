@@ -82,6 +82,9 @@ impl StorageFile for SlowFile {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         self.inner.write_at(offset, data)
     }
+    fn write_vectored_at(&self, offset: u64, parts: &[&[u8]]) -> io::Result<()> {
+        self.inner.write_vectored_at(offset, parts)
+    }
     fn len(&self) -> io::Result<u64> {
         self.inner.len()
     }

@@ -82,6 +82,9 @@ pub(crate) fn salvage(
                 pos += HEADER_LEN + h.body_len();
             }
             None => {
+                if format::is_padding(data.get(pos..).unwrap_or_default(), len) {
+                    break;
+                }
                 let next = (pos + 1..data.len())
                     .find(|&p| decode_at(&data, p, seed).is_some())
                     .unwrap_or(data.len());
@@ -316,6 +319,15 @@ pub(super) fn check_records(
         }
     }
     out.torn = len - out.end;
+    if out.torn > 0 && out.torn < format::LOG_PAGE {
+        // Zero padding after the last record (see `format`) is no tear.
+        let mut tail = vec![0u8; out.torn as usize];
+        file.read_at(out.end, &mut tail)
+            .map_err(|e| Error::io(path, e))?;
+        if format::is_padding(&tail, len) {
+            out.torn = 0;
+        }
+    }
     if out.torn > 0 {
         if let Some(at) = find_record_after(file, path, out.end + 1, len, seed)? {
             return Err(corrupt(

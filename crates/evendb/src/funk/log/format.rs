@@ -16,12 +16,29 @@
 //! `seed` is [`codec::seed`](crate::codec::seed) of (Log, file number), so a
 //! record copied into another log fails its check. Lengths are trusted only
 //! after `header_crc` matches, and are bounded before anything is allocated.
+//!
+//! After its last record a log file may hold zero bytes up to the next
+//! multiple of [`LOG_PAGE`] (appends are written in whole pages, the last
+//! one padded): that padding is the file's end, not a torn tail.
 
 use crate::codec::{checksum, Decoder, PutLe};
 use crate::entry::{KIND_DELETE, KIND_PUT, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use std::sync::Arc;
 
 pub(crate) const HEADER_LEN: usize = 36;
+
+/// A log file is written in whole pages of this many bytes (offsets from
+/// the file's start), its last page padded with zeros after the records.
+pub(crate) const LOG_PAGE: u64 = 4096;
+
+/// True if `tail`, the bytes of a file of `file_len` bytes after its last
+/// whole record, is zero padding: all zeros, shorter than a page, ending
+/// on a page boundary.
+pub(crate) fn is_padding(tail: &[u8], file_len: u64) -> bool {
+    (tail.len() as u64) < LOG_PAGE
+        && file_len.is_multiple_of(LOG_PAGE)
+        && tail.iter().all(|&b| b == 0)
+}
 
 /// The name of log file `number`.
 pub(crate) fn file_name(number: u64) -> String {

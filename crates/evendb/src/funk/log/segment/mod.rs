@@ -38,6 +38,7 @@ use super::span::{BlockIndex, KeySpan, ScanPlan, Window};
 
 mod get;
 mod in_blocks;
+mod pages;
 mod parts;
 mod sorted;
 mod sync;
@@ -154,6 +155,10 @@ struct AppendState {
     /// Records in the last block of `cuts`.
     cut_records: u64,
     file_len: u64,
+    /// Of a segment not in blocks: the file's bytes from the page boundary
+    /// at or below `file_len` up to it, when known (see
+    /// [`LogSegment::write_pages`]); empty once frozen.
+    tail: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -321,6 +326,7 @@ impl LogSegment {
                 cuts: Vec::new(),
                 cut_records: 0,
                 file_len,
+                tail: Vec::new(),
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
@@ -641,13 +647,7 @@ impl LogSegment {
                 return Ok(());
             }
         } else {
-            let at = a.len - a.buffer.len() as u64;
-            self.file
-                .write_at(at, &a.buffer)
-                .map_err(|e| Error::io(&self.path, e))?;
-            a.buffer.clear();
-            a.file_len = a.len;
-            self.published.store(a.len, Ordering::Release);
+            self.write_pages(a)?;
         }
         // Paced writeback in `Sync` mode: whole pages behind the end, a
         // piece at a time, so the checkpointer's sync (every 200 ms) does
@@ -661,10 +661,13 @@ impl LogSegment {
         }
         // A frozen segment takes no more appends, and past their share
         // the buffers give their memory back.
+        // (The last page's bytes go with the buffer: the next write reads
+        // them back.)
         if a.buffer.is_empty() && (a.frozen || self.buffers_over_share()) {
             a.buffer = Vec::new();
-            self.recharge_buffer(a);
+            a.tail = Vec::new();
         }
+        self.recharge_buffer(a);
         Ok(())
     }
 
@@ -675,9 +678,10 @@ impl LogSegment {
         budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share()
     }
 
-    /// Charges the write buffer's capacity to the budget.
+    /// Charges the write buffer's capacity, and the last page's bytes
+    /// kept for the next write, to the budget.
     fn recharge_buffer(&self, a: &mut AppendState) {
-        let now = heap_size(a.buffer.capacity());
+        let now = heap_size(a.buffer.capacity()) + heap_size(a.tail.capacity());
         self.config
             .budget
             .recharge(Kind::WriteBuffers, &mut a.buffer_charged, now);
