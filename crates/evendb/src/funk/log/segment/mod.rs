@@ -159,6 +159,9 @@ struct AppendState {
     /// at or below `file_len` up to it, when known (see
     /// [`LogSegment::write_pages`]); empty once frozen.
     tail: Vec<u8>,
+    /// When the file's last page was last written, unless a sync came
+    /// since (see [`LogSegment::write_pages`]).
+    last_page_write: Option<std::time::Instant>,
 }
 
 #[derive(Debug)]
@@ -327,6 +330,7 @@ impl LogSegment {
                 cut_records: 0,
                 file_len,
                 tail: Vec::new(),
+                last_page_write: None,
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),

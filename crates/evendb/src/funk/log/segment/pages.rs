@@ -19,12 +19,23 @@ impl LogSegment {
     /// one that extended the file inside a page already written back
     /// updated the file's size under the inode's block-map lock, which
     /// writeback holds (up to 40 ms).
+    ///
+    /// Both need a page the device has (synced, or written back and then
+    /// reclaimed): a write within [`FRESH_PAGE`] of the last one, with no
+    /// sync of the segment since, finds its page dirty in the page cache
+    /// and writes only its new bytes (whole-page writes for every put to a
+    /// munk-less chunk took P at 8x the memory from 5.7-6.1 to 7.0-7.7 µs
+    /// of CPU a put, three alternating runs).
     pub(super) fn write_pages(&self, a: &mut AppendState) -> Result<()> {
         let at = a.len - a.buffer.len() as u64;
         let page = at - at % LOG_PAGE;
         let head = (at - page) as usize;
         let mut read_back = [0u8; LOG_PAGE as usize];
         let known = a.tail.len() == head;
+        let now = std::time::Instant::now();
+        let fresh = known
+            && a.last_page_write
+                .is_some_and(|t| now.saturating_duration_since(t) < FRESH_PAGE);
         if !known {
             // Not kept (the segment was opened, or its buffers gave their
             // memory back): read it.
@@ -39,9 +50,14 @@ impl LogSegment {
         };
         let end = a.len;
         let pad = (end.next_multiple_of(LOG_PAGE) - end) as usize;
-        self.file
-            .write_vectored_at(page, &[before, &a.buffer, &ZEROS[..pad]])
-            .map_err(|e| Error::io(&self.path, e))?;
+        let written = match fresh {
+            true => self.file.write_at(at, &a.buffer),
+            false => self
+                .file
+                .write_vectored_at(page, &[before, &a.buffer, &ZEROS[..pad]]),
+        };
+        written.map_err(|e| Error::io(&self.path, e))?;
+        a.last_page_write = Some(now);
         // The last page's bytes, for the next write, kept while the
         // buffers are within their share of the budget: the last ones of
         // what was there and the buffer.
@@ -71,6 +87,13 @@ impl LogSegment {
     }
 }
 
+/// How long after a write of a log's last page the next write may write
+/// only its new bytes, if the segment was not synced meanwhile: the page
+/// is then dirty in the page cache (the kernel writes dirty pages back
+/// after 30 s, or under memory pressure; the checkpointer syncs logs
+/// every 100 ms by default).
+const FRESH_PAGE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The zeros a write pads its last page with.
 static ZEROS: [u8; LOG_PAGE as usize] = [0; LOG_PAGE as usize];
 
@@ -99,13 +122,17 @@ mod tests {
         }
     }
 
-    /// The file holds the records, then zeros up to a page boundary; and
-    /// every record reads back.
+    /// The file holds the records, then nothing or zeros up to a page
+    /// boundary; and every record reads back.
     fn check(fs: &MemFs, seg: &LogSegment, records: u64) {
         let bytes = fs.read_file(&seg.path).expect("file");
-        assert_eq!(bytes.len() as u64 % LOG_PAGE, 0, "{} bytes", bytes.len());
         let end = seg.len() as usize;
         assert!(bytes.len() >= end && bytes.len() - end < LOG_PAGE as usize);
+        assert!(
+            bytes.len() == end || (bytes.len() as u64).is_multiple_of(LOG_PAGE),
+            "{} bytes for records ending at {end}",
+            bytes.len()
+        );
         assert!(bytes[end..].iter().all(|&b| b == 0), "padding is zeros");
         let image = seg.image(seg.len()).expect("image");
         assert_eq!(image.records.len() as u64, records);
@@ -122,14 +149,23 @@ mod tests {
         let config = config();
         let counter = AtomicU64::new(1);
         let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
-        // Written through, one record at a time: each write rewrites the
-        // last page whole.
+        // Written through, one record at a time: after a sync each write
+        // rewrites the last page whole; in between, writes may write only
+        // their bytes.
         for i in 0..40 {
             append(&seg, i, 1, &counter, true);
             check(&fs, &seg, i + 1);
+            if i % 3 == 0 {
+                seg.sync_to(seg.len()).expect("sync");
+            }
         }
+        // A write after a sync pads the last page.
+        seg.sync_to(seg.len()).expect("sync");
+        append(&seg, 40, 1, &counter, true);
+        let len = fs.read_file(&seg.path).expect("file").len() as u64;
+        assert_eq!(len % LOG_PAGE, 0, "{len} bytes");
+        append(&seg, 41, 29, &counter, false);
         // Buffered, then written out together.
-        append(&seg, 40, 30, &counter, false);
         seg.flush().expect("flush");
         check(&fs, &seg, 70);
         drop(seg);

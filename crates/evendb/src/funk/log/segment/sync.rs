@@ -37,10 +37,13 @@ impl LogSegment {
         // log dirty: read outside it, a record appended after the mark
         // could have its flag cleared, and a checkpoint would then skip
         // syncing it (and drop the journal that holds it).
-        let a = self.append.lock();
+        let mut a = self.append.lock();
         if a.len == mark.len {
             self.dirty.store(false, Ordering::Release);
         }
+        // The last page went to the device: the next write rewrites it
+        // whole (see `write_pages`).
+        a.last_page_write = None;
         Ok(true)
     }
 }
