@@ -15,12 +15,10 @@ impl LogSegment {
     /// records. Measured reason: an append that wrote part of a page made
     /// the kernel read the page back first when it had been reclaimed since
     /// the last append (P zipf-composite at 8x the memory, 256 MiB cgroup:
-    /// puts of munk-less chunks, written through, waited up to 61 ms), and
-    /// one that extended the file inside a page already written back
-    /// updated the file's size under the inode's block-map lock, which
-    /// writeback holds (up to 40 ms).
+    /// puts of munk-less chunks, written through, waited up to 61 ms, and
+    /// another writer of the file waited for that page's lock meanwhile).
     ///
-    /// Both need a page the device has (synced, or written back and then
+    /// That needs a page the device has (synced, or written back, then
     /// reclaimed): a write within [`FRESH_PAGE`] of the last one, with no
     /// sync of the segment since, finds its page dirty in the page cache
     /// and writes only its new bytes (whole-page writes for every put to a
