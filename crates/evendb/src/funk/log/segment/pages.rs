@@ -100,8 +100,16 @@ mod tests {
     use super::*;
     use crate::vfs::{MemFs, Storage};
 
+    const DIR: &str = "/pages";
+
     fn config() -> LogConfig {
         LogConfig::for_tests(16 << 10, 4)
+    }
+
+    /// Segment 1 of a new directory [`DIR`] of `fs`.
+    fn create(fs: &MemFs, config: &LogConfig) -> LogSegment {
+        fs.create_dir_all(Path::new(DIR)).expect("directory");
+        LogSegment::create(fs, Path::new(DIR), 1, 1, config).expect("create")
     }
 
     /// Appends `n` records with keys from `first` (values of varied
@@ -142,11 +150,8 @@ mod tests {
     #[test]
     fn appends_write_whole_pages_and_replay_takes_the_padding_for_the_end() {
         let fs = MemFs::new();
-        let dir = Path::new("/pages");
-        fs.create_dir_all(dir).expect("directory");
-        let config = config();
-        let counter = AtomicU64::new(1);
-        let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+        let (dir, config, counter) = (Path::new(DIR), config(), AtomicU64::new(1));
+        let seg = create(&fs, &config);
         // Written through, one record at a time: after a sync each write
         // rewrites the last page whole; in between, writes may write only
         // their bytes.
@@ -184,11 +189,8 @@ mod tests {
     #[test]
     fn a_padding_that_is_not_all_zeros_is_a_torn_tail() {
         let fs = MemFs::new();
-        let dir = Path::new("/pages");
-        fs.create_dir_all(dir).expect("directory");
-        let config = config();
-        let counter = AtomicU64::new(1);
-        let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+        let (dir, config, counter) = (Path::new(DIR), config(), AtomicU64::new(1));
+        let seg = create(&fs, &config);
         append(&seg, 0, 3, &counter, true);
         let (path, end) = (seg.path.clone(), seg.len());
         drop(seg);
