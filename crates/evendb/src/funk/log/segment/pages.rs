@@ -15,7 +15,7 @@ impl LogSegment {
     /// records. Measured reason: an append that wrote part of a page made
     /// the kernel read the page back first when it had been reclaimed since
     /// the last append (P zipf-composite at 8x the memory, 256 MiB cgroup:
-    /// puts of munk-less chunks, written through, waited up to 61 ms, and
+    /// puts of munk-less chunks, written through, waited up to 77 ms, and
     /// another writer of the file waited for that page's lock meanwhile).
     ///
     /// That needs a page the device has (synced, or written back, then
