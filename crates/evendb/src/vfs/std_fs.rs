@@ -158,28 +158,19 @@ impl StorageFile for StdFile {
 
     #[cfg(target_os = "linux")]
     fn write_vectored_at(&self, mut offset: u64, parts: &[&[u8]]) -> io::Result<()> {
-        let mut left: Vec<&[u8]> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
-        let mut first = 0;
-        while first < left.len() {
-            let slices: Vec<io::IoSlice<'_>> =
-                left[first..].iter().map(|p| io::IoSlice::new(p)).collect();
-            let mut n = match rustix::io::pwritev(&self.0, &slices, offset) {
+        let mut slices: Vec<io::IoSlice<'_>> = parts.iter().map(|p| io::IoSlice::new(p)).collect();
+        let mut left = slices.as_mut_slice();
+        io::IoSlice::advance_slices(&mut left, 0); // skips leading empty parts
+        while !left.is_empty() {
+            let n = match rustix::io::pwritev(&self.0, left, offset) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => n,
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
             };
             offset += n as u64;
-            // Past what was written (a short write goes on from there).
-            while n > 0 {
-                let Some(p) = left.get_mut(first) else { break };
-                if n < p.len() {
-                    *p = &p[n..];
-                    break;
-                }
-                n -= p.len();
-                first += 1;
-            }
+            // A short write goes on from where it stopped.
+            io::IoSlice::advance_slices(&mut left, n);
         }
         Ok(())
     }

@@ -28,31 +28,27 @@ impl LogSegment {
         let at = a.len - a.buffer.len() as u64;
         let page = at - at % LOG_PAGE;
         let head = (at - page) as usize;
-        let mut read_back = [0u8; LOG_PAGE as usize];
-        let known = a.tail.len() == head;
         let now = std::time::Instant::now();
-        let fresh = known
+        let fresh = a.tail.len() == head
             && a.last_page_write
                 .is_some_and(|t| now.saturating_duration_since(t) < FRESH_PAGE);
-        if !known {
+        if a.tail.len() != head {
             // Not kept (the segment was opened, or its buffers gave their
             // memory back): read it.
-            let into = read_back.get_mut(..head).unwrap_or_default();
-            self.file
-                .read_at(page, into)
-                .map_err(|e| Error::io(&self.path, e))?;
+            a.tail.clear();
+            a.tail.resize(head, 0);
+            if let Err(e) = self.file.read_at(page, &mut a.tail) {
+                a.tail.clear();
+                return Err(Error::io(&self.path, e));
+            }
         }
-        let before: &[u8] = match known {
-            true => &a.tail,
-            false => read_back.get(..head).unwrap_or_default(),
-        };
         let end = a.len;
         let pad = (end.next_multiple_of(LOG_PAGE) - end) as usize;
         let written = match fresh {
             true => self.file.write_at(at, &a.buffer),
             false => self
                 .file
-                .write_vectored_at(page, &[before, &a.buffer, &ZEROS[..pad]]),
+                .write_vectored_at(page, &[&a.tail, &a.buffer, &ZEROS[..pad]]),
         };
         written.map_err(|e| Error::io(&self.path, e))?;
         a.last_page_write = Some(now);
@@ -60,19 +56,11 @@ impl LogSegment {
         // buffers are within their share of the budget: the last ones of
         // what was there and the buffer.
         let last = (end % LOG_PAGE) as usize;
-        let from_buffer = last.min(a.buffer.len());
-        let from_before = last - from_buffer;
         if last == 0 || self.buffers_over_share() {
             a.tail = Vec::new();
         } else {
-            if known {
-                a.tail.drain(..head - from_before);
-            } else {
-                a.tail.clear();
-                a.tail.reserve_exact(last);
-                a.tail
-                    .extend_from_slice(read_back.get(head - from_before..head).unwrap_or_default());
-            }
+            let from_buffer = last.min(a.buffer.len());
+            a.tail.drain(..head - (last - from_buffer));
             a.tail.reserve_exact(from_buffer);
             let new = a.buffer.len() - from_buffer;
             a.tail
