@@ -228,7 +228,8 @@ impl Options {
     /// more threads run: one takes only urgent work (the rebuilds of
     /// chunks whose puts are slowed down because maintenance is behind),
     /// the other keeps a margin of the memory budget free while writes
-    /// dominate, so that puts seldom evict munks themselves.
+    /// dominate, so that puts seldom evict munks themselves, and frees the
+    /// munks taken out of service.
     pub fn maintenance_threads(mut self, n: usize) -> Self {
         self.maintenance_threads = n;
         self
