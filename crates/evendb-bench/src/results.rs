@@ -324,6 +324,30 @@ pub struct Provenance {
     /// in results written before the option existed.
     #[serde(default)]
     pub evendb_compression: String,
+    /// The binary's global allocator and its options (every engine of a
+    /// run shares it); empty in results written before it was recorded.
+    #[serde(default)]
+    pub allocator: String,
+}
+
+/// jemalloc's options in this binary (with the `jemalloc` feature), as a C
+/// string: docs/design.md §9 chose them by measurement. The binary hands
+/// them to jemalloc; `_RJEM_MALLOC_CONF` in the environment overrides them.
+pub const JEMALLOC_OPTIONS: &[u8] = b"narenas:2,dirty_decay_ms:5,muzzy_decay_ms:0\0";
+
+/// The global allocator this binary was built with, and its options.
+pub fn allocator() -> String {
+    if cfg!(feature = "mimalloc") {
+        "mimalloc".to_string()
+    } else if cfg!(feature = "jemalloc") {
+        let options = String::from_utf8_lossy(&JEMALLOC_OPTIONS[..JEMALLOC_OPTIONS.len() - 1]);
+        match std::env::var("_RJEM_MALLOC_CONF") {
+            Ok(extra) => format!("jemalloc, {options} then {extra}"),
+            Err(_) => format!("jemalloc, {options}"),
+        }
+    } else {
+        "glibc malloc, 2 arenas, 128 KiB mmap threshold".to_string()
+    }
 }
 
 impl Provenance {
@@ -353,6 +377,7 @@ impl Provenance {
             kernel: read("/proc/sys/kernel/osrelease"),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             memory_limit_note,
+            allocator: allocator(),
             ..Provenance::default()
         }
     }

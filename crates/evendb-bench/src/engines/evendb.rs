@@ -33,7 +33,7 @@ impl EvenDb {
         opts = opts.durability(durability);
         opts = opts.compression(config.evendb_compression.to_evendb());
         // glibc's malloc_trim finds nothing to do under another allocator.
-        opts = opts.trim_freed_memory(!cfg!(feature = "mimalloc"));
+        opts = opts.trim_freed_memory(!cfg!(any(feature = "mimalloc", feature = "jemalloc")));
         let db = opts
             .open(path)
             .with_context(|| format!("opening evendb at {}", path.display()))?;

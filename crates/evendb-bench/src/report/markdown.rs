@@ -278,7 +278,7 @@ pub fn suite(
     let _ = writeln!(out, "# evendb-bench `{name}` suite\n");
     let _ = writeln!(
         out,
-        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- durability: **{}**: {}\n- {}\n- values: {}\n- wall time: {:.0} s\n- command: `{}`",
+        "- machine: {} CPUs, {} RAM, Linux {}\n- evendb-bench {}, {} worker threads, keys {} B, values {} B, θ = {}, Zipf-simple items: {}\n- memory: {}\n- allocator: {}\n- durability: **{}**: {}\n- {}\n- values: {}\n- wall time: {:.0} s\n- command: `{}`",
         p.cpus,
         format::bytes(p.memory_bytes),
         p.kernel,
@@ -292,6 +292,7 @@ pub fn suite(
             crate::generator::ZipfItems::Dataset => "the record count (C++ YCSB, as in the paper)",
         },
         p.memory_limit_note,
+        if p.allocator.is_empty() { "not recorded" } else { p.allocator.as_str() },
         p.durability_mode,
         p.durability_pairing,
         super::compression_note(p),
