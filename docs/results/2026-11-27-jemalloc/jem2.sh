@@ -1,0 +1,10 @@
+#!/bin/bash
+out=$1; cap=$2; rounds=$3
+mkdir -p $out
+run() { name=$1; bin=$2; shift 2
+  rm -rf /tmp/bl; env "$@" /work/bench/$bin --engine evendb --workload P,E100 --distribution zipf-composite --records 2638186 --duration 10 \
+      --memory-limit $cap --dir /tmp/bl --json $out/$name-$cap-$r.json > $out/$name-$cap-$r.txt 2>&1; }
+for r in $(seq 1 $rounds); do
+  run jJ eb-jem _RJEM_MALLOC_CONF=narenas:2,dirty_decay_ms:2,muzzy_decay_ms:0
+  run jK eb-jem _RJEM_MALLOC_CONF=narenas:2,dirty_decay_ms:5,muzzy_decay_ms:0
+done
