@@ -12,10 +12,23 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc reads its options from this C string before `main`: the
+/// benchmark's (docs/design.md §9), two arenas and freed pages returned
+/// within 5 ms by the threads that free them. `_RJEM_MALLOC_CONF` in the
+/// environment overrides them.
+#[cfg(feature = "jemalloc")]
+#[allow(unsafe_code, non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+static malloc_conf: &u8 = &b"narenas:2,dirty_decay_ms:5,muzzy_decay_ms:0\0"[0];
+
 /// glibc's malloc with two arenas and a fixed mmap threshold, as the
-/// `evendb` tool and the benchmark run it (docs/design.md §9). Called
-/// before any thread starts.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// `evendb` tool runs it (docs/design.md §9), when built without jemalloc.
+/// Called before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "jemalloc")))]
 fn tune_malloc() {
     #[allow(unsafe_code)]
     // SAFETY: mallopt only sets glibc's malloc parameters; no thread has
@@ -26,7 +39,7 @@ fn tune_malloc() {
     }
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+#[cfg(not(all(target_os = "linux", target_env = "gnu", not(feature = "jemalloc"))))]
 fn tune_malloc() {}
 
 fn init_logging(cfg: &Config) {
@@ -79,7 +92,9 @@ fn run(cfg: Config) -> Result<(), String> {
     };
     let mut options = evendb::Options::default()
         .memory_budget(cfg.memory_budget)
-        .durability(durability);
+        .durability(durability)
+        // glibc's `malloc_trim` has nothing to return under jemalloc.
+        .trim_freed_memory(!cfg!(feature = "jemalloc"));
     if cfg.fault_sync_delay_ms > 0 {
         log::warn!(
             "fault injection: every fsync takes {} ms longer",
