@@ -46,6 +46,7 @@ pub(crate) use build::MunkEntry;
 use crate::cache::budget::{heap_size, Kind, MemoryBudget, ARC_HEADER};
 use crate::prefix::PrefixIndex;
 use arc_swap::ArcSwapOption;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -89,7 +90,24 @@ pub(crate) struct Version {
     /// in memory and the commit journal (one word: the node's allocation
     /// stays in its size class).
     counter: AtomicU64,
-    older: ArcSwapOption<Version>,
+    /// Never dropped while empty (see `Drop for Version`).
+    older: ManuallyDrop<ArcSwapOption<Version>>,
+}
+
+impl Drop for Version {
+    /// Drops the link to the next older version only if there is one.
+    /// arc-swap settles what readers owe a link when it is dropped, and
+    /// does so by walking every thread's debt slots even for an empty link.
+    /// In a sequential load, where no version has an older one, those walks
+    /// (with the cells' heads', which must stay) took 9% of the CPU
+    /// samples, 7% with empty links skipped. An empty link holds no
+    /// reference, so no reader can owe it one, and leaving it undropped
+    /// leaks nothing.
+    fn drop(&mut self) {
+        if self.older.load().is_some() {
+            drop(std::mem::replace(&mut *self.older, ArcSwapOption::empty()));
+        }
+    }
 }
 
 impl Version {
@@ -115,7 +133,7 @@ impl Version {
             value,
             version,
             counter: AtomicU64::new(counter),
-            older: ArcSwapOption::empty(),
+            older: ManuallyDrop::new(ArcSwapOption::empty()),
         }
     }
 
@@ -143,7 +161,12 @@ impl Version {
         self.older.load_full()
     }
 
+    /// Links `older` below this version. Setting an empty link to empty is
+    /// skipped: a store costs a walk over every thread's debt slots.
     pub fn set_older(&self, older: Option<Arc<Version>>) {
+        if older.is_none() && self.older.load().is_none() {
+            return;
+        }
         self.older.store(older);
     }
 
@@ -763,8 +786,10 @@ fn push_version(cell: &Cell, node: Arc<Version>, watermark: u64) -> u64 {
             if node.version > watermark && head.version <= watermark {
                 // `head` is now the newest at or below the watermark: what
                 // is older than it is needed by no one.
-                let dropped = head.older.swap(None);
-                freed += chain_charge(&dropped);
+                if head.older.load().is_some() {
+                    let dropped = head.older.swap(None);
+                    freed += chain_charge(&dropped);
+                }
             }
             return freed;
         }
