@@ -90,22 +90,56 @@ pub(crate) struct Version {
     /// in memory and the commit journal (one word: the node's allocation
     /// stays in its size class).
     counter: AtomicU64,
-    /// Never dropped while empty (see `Drop for Version`).
-    older: ManuallyDrop<ArcSwapOption<Version>>,
+    older: Link,
 }
 
-impl Drop for Version {
-    /// Drops the link to the next older version only if there is one.
-    /// arc-swap settles what readers owe a link when it is dropped, and
-    /// does so by walking every thread's debt slots even for an empty link.
-    /// In a sequential load, where no version has an older one, those walks
-    /// (with the cells' heads', which must stay) took 9% of the CPU
-    /// samples, 7% with empty links skipped. An empty link holds no
-    /// reference, so no reader can owe it one, and leaving it undropped
-    /// leaks nothing.
+/// A version's link to the next older one: an `ArcSwapOption` that skips
+/// arc-swap where the link is empty and stays so. arc-swap settles what
+/// readers owe a link on every store, swap and drop by walking every
+/// thread's debt slots, even for an empty link. In a sequential load,
+/// where no version has an older one, those walks (with the cells' heads',
+/// which must stay) took 9% of the CPU samples, 7% with empty links
+/// skipped. An empty link holds no reference, so no reader can owe it
+/// one, and leaving it undropped leaks nothing. Loads and compare-and-swaps
+/// go to the `ArcSwapOption` itself (`Deref`).
+#[derive(Debug)]
+struct Link(ManuallyDrop<ArcSwapOption<Version>>);
+
+impl Link {
+    fn empty() -> Self {
+        Link(ManuallyDrop::new(ArcSwapOption::empty()))
+    }
+
+    /// Links `older`; empty over empty is skipped.
+    fn store(&self, older: Option<Arc<Version>>) {
+        if older.is_none() && self.0.load().is_none() {
+            return;
+        }
+        self.0.store(older);
+    }
+
+    /// Empties the link, returning what it held; an empty link is left
+    /// alone.
+    fn take(&self) -> Option<Arc<Version>> {
+        if self.0.load().is_none() {
+            return None;
+        }
+        self.0.swap(None)
+    }
+}
+
+impl std::ops::Deref for Link {
+    type Target = ArcSwapOption<Version>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl Drop for Link {
     fn drop(&mut self) {
-        if self.older.load().is_some() {
-            drop(std::mem::replace(&mut *self.older, ArcSwapOption::empty()));
+        if self.0.load().is_some() {
+            drop(std::mem::replace(&mut *self.0, ArcSwapOption::empty()));
         }
     }
 }
@@ -133,7 +167,7 @@ impl Version {
             value,
             version,
             counter: AtomicU64::new(counter),
-            older: ManuallyDrop::new(ArcSwapOption::empty()),
+            older: Link::empty(),
         }
     }
 
@@ -161,22 +195,14 @@ impl Version {
         self.older.load_full()
     }
 
-    /// Links `older` below this version. Setting an empty link to empty is
-    /// skipped: a store costs a walk over every thread's debt slots.
     pub fn set_older(&self, older: Option<Arc<Version>>) {
-        if older.is_none() && self.older.load().is_none() {
-            return;
-        }
         self.older.store(older);
     }
 
-    /// Drops everything older than this version, if anything is linked: a
-    /// store into an `ArcSwap` costs a pass over every thread's debt slots,
-    /// so it is skipped when there is nothing to drop.
+    /// Drops everything older than this version (nothing to do, and no
+    /// cost, when nothing is linked: see [`Link`]).
     pub fn cut(&self) {
-        if self.older.load().is_some() {
-            self.older.store(None);
-        }
+        self.older.store(None);
     }
 
     /// Drops what is older than this version if it is still `below` (the
@@ -786,10 +812,7 @@ fn push_version(cell: &Cell, node: Arc<Version>, watermark: u64) -> u64 {
             if node.version > watermark && head.version <= watermark {
                 // `head` is now the newest at or below the watermark: what
                 // is older than it is needed by no one.
-                if head.older.load().is_some() {
-                    let dropped = head.older.swap(None);
-                    freed += chain_charge(&dropped);
-                }
+                freed += chain_charge(&head.older.take());
             }
             return freed;
         }
