@@ -92,8 +92,9 @@ impl Trap {
         } else if self.point.starts_with("split_part.") {
             // A split part writes its own table only when the logs it
             // would share cost many times its own data to read back: logs
-            // far longer than chunks.
-            common::crash_options(&self.fs, false, 64 << 10).max_log_size(24 << 10)
+            // far longer than chunks. Munks need room to be split, beside
+            // the shares kept for write buffers and working memory.
+            common::crash_options(&self.fs, false, 76 << 10).max_log_size(24 << 10)
         } else {
             common::crash_options(&self.fs, false, 64 << 10)
         };

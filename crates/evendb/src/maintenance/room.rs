@@ -122,10 +122,12 @@ const WORK_GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// cannot wait may still not fit: then only one holder at a time goes past
 /// the budget, the others waiting for it up to [`WORK_GATE_WAIT`].
 pub(crate) fn hold_work(inner: &DbInner, n: u64) -> WorkHold<'_> {
-    room_for(inner, n);
-    let gate = if inner.budget.free() < n {
+    // What working memory does not use of its share is free for it.
+    let beyond = |inner: &DbInner| n.saturating_sub(inner.budget.unused_work_share());
+    room_for(inner, beyond(inner));
+    let gate = if inner.budget.free() < beyond(inner) {
         let g = inner.work_gate.try_lock_for(WORK_GATE_WAIT);
-        room_for(inner, n);
+        room_for(inner, beyond(inner));
         g
     } else {
         None
