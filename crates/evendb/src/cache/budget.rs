@@ -146,15 +146,17 @@ impl MemoryBudget {
     /// What the write buffers and working memory do not use of their
     /// shares.
     fn unused_shares(&self) -> u64 {
-        let buffers = self
-            .write_buffer_share()
-            .saturating_sub(self.kind_used(Kind::WriteBuffers));
-        buffers + self.unused_work_share()
+        self.unused_share(Kind::WriteBuffers) + self.unused_share(Kind::Work)
     }
 
-    /// What working memory does not use of its share.
-    pub fn unused_work_share(&self) -> u64 {
-        self.work_share().saturating_sub(self.kind_used(Kind::Work))
+    /// What `kind` does not use of its share (0 for a kind without one).
+    pub fn unused_share(&self, kind: Kind) -> u64 {
+        let share = match kind {
+            Kind::WriteBuffers => self.write_buffer_share(),
+            Kind::Work => self.work_share(),
+            _ => 0,
+        };
+        share.saturating_sub(self.kind_used(kind))
     }
 
     /// The share of the budget kept for maintenance's working memory (the
@@ -350,19 +352,19 @@ mod tests {
         let rest = (64 << 20) - b.write_buffer_share() - work - b.floor();
         assert!(!b.try_reserve(Kind::Munks, rest + 1, 0));
         assert!(b.try_reserve(Kind::Munks, rest, 0));
-        assert_eq!(b.unused_work_share(), work);
+        assert_eq!(b.unused_share(Kind::Work), work);
         // Working memory takes its share without passing the limit or
         // changing what is free for the others...
         let free = b.free();
         let held = b.hold(Kind::Work, work);
-        assert_eq!(b.unused_work_share(), 0);
+        assert_eq!(b.unused_share(Kind::Work), 0);
         assert_eq!(b.free(), free);
         assert!(!b.over());
         // ... and what passes the share is taken from the rest.
         let more = b.hold(Kind::Work, 1 << 20);
         assert_eq!(b.free(), free - (1 << 20));
         drop((held, more));
-        assert_eq!(b.unused_work_share(), work);
+        assert_eq!(b.unused_share(Kind::Work), work);
         assert!(!b.try_reserve(Kind::RowCache, b.floor() + 1, 0));
     }
 

@@ -123,7 +123,7 @@ const WORK_GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// the budget, the others waiting for it up to [`WORK_GATE_WAIT`].
 pub(crate) fn hold_work(inner: &DbInner, n: u64) -> WorkHold<'_> {
     // What working memory does not use of its share is free for it.
-    let beyond = |inner: &DbInner| n.saturating_sub(inner.budget.unused_work_share());
+    let beyond = |inner: &DbInner| n.saturating_sub(inner.budget.unused_share(Kind::Work));
     room_for(inner, beyond(inner));
     let gate = if inner.budget.free() < beyond(inner) {
         let g = inner.work_gate.try_lock_for(WORK_GATE_WAIT);
