@@ -26,6 +26,7 @@ use crate::cache::row::Tag;
 use crate::chunk::{task, Chunk};
 use crate::entry::{MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
+use crate::funk::log::AppendMode;
 use crate::funk::Funk;
 use crate::munk::{Munk, Refusal, Version};
 use crate::stats;
@@ -280,21 +281,25 @@ impl DbInner {
                 }
                 (r, _, _) => r,
             };
-            // Without a munk the record must be readable from disk at once.
-            // A `Sync` put to a munk-less chunk is written to its log file
-            // too (not synced): if the disk fills up after it is
-            // acknowledged, the log still holds it, and a read-only open
-            // (which cannot replay the journal) reads it from there rather
-            // than holding it in memory.
-            let write_through = munk.is_none() || matches!(stamp, Stamp::UniquePut);
-            let appended =
-                match funk
-                    .active
-                    .append(key, value, version, &chunk.counter, write_through)
-                {
-                    Ok(a) => a,
-                    Err(e) => return self.poison(e),
-                };
+            // Without a munk the record must be readable from the log at
+            // once: from its write buffer until that is written (full, or
+            // at the next sync). A `Sync` put to a munk-less chunk is
+            // written to its log file (not synced): if the disk fills up
+            // after it is acknowledged, the log still holds it, and a
+            // read-only open (which cannot replay the journal) reads it
+            // from there rather than holding it in memory.
+            let mode = match (&munk, stamp) {
+                (_, Stamp::UniquePut) => AppendMode::Through,
+                (None, _) => AppendMode::Readable,
+                (Some(_), _) => AppendMode::Held,
+            };
+            let appended = match funk
+                .active
+                .append_as(key, value, version, &chunk.counter, mode)
+            {
+                Ok(a) => a,
+                Err(e) => return self.poison(e),
+            };
             match (&munk, reservation) {
                 (Some(m), Some(r)) => {
                     let node = Version::new(value, version, appended.ptr.counter);

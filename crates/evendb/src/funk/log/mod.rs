@@ -12,4 +12,4 @@ pub(crate) use banded::{BandedScan, ImageBytes, BANDED_SCAN_MEMORY};
 pub(crate) use check::{check_file, newest_epoch, salvage};
 pub(crate) use format::{DurableLengths, DurableMark, RecordPtr, SegmentImage};
 pub(crate) use index::SegmentIndex;
-pub(crate) use segment::{LogConfig, LogSegment, Replay, ValueWindow};
+pub(crate) use segment::{AppendMode, LogConfig, LogSegment, Replay, ValueWindow};

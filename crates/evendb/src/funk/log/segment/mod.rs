@@ -126,6 +126,19 @@ const SMALL_WRITE_BUFFER: usize = 4 * 1024;
 /// for its files).
 const LOG_BYTES_PER_WRITE_BACK: u64 = 512 << 10;
 
+/// Who may read an appended record, and when it goes to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AppendMode {
+    /// Written to the file (with everything buffered before it) before
+    /// the append returns.
+    Through,
+    /// Readable at once, from the write buffer until it is written (when
+    /// full, at a sync, a flush or a freeze).
+    Readable,
+    /// Left in the write buffer, unread until written: a munk serves it.
+    Held,
+}
+
 #[derive(Debug)]
 struct AppendState {
     /// Logical end: written plus buffered bytes.
@@ -173,6 +186,9 @@ pub(crate) struct LogSegment {
     config: LogConfig,
     append: Mutex<AppendState>,
     published: AtomicU64,
+    /// Bytes in the file (of a segment not in blocks): below this, a read
+    /// needs no bytes of the write buffer.
+    written: AtomicU64,
     /// The logical length (written plus buffered), for size decisions.
     logical: AtomicU64,
     /// The durable end and the counter of the record ending there.
@@ -334,6 +350,7 @@ impl LogSegment {
             }),
             logical: AtomicU64::new(len),
             published: AtomicU64::new(len),
+            written: AtomicU64::new(len),
             synced: GroupCommit::new(mark),
             dirty: AtomicBool::new(false),
             parts: ArcSwap::from_pointee(Parts::default()),
@@ -600,8 +617,8 @@ impl LogSegment {
         self.parts.load().count()
     }
 
-    /// Bytes readable now: every record below this offset is whole and in
-    /// the file.
+    /// Bytes readable now: every record below this offset is whole, in
+    /// the file or (appended readable) in the write buffer.
     pub fn len(&self) -> u64 {
         self.published.load(Ordering::Acquire)
     }
@@ -703,7 +720,8 @@ impl LogSegment {
 
     /// Appends one record; its counter is taken from `counter` here, so
     /// records land in the file in counter order. With `write_through` the
-    /// record (and anything buffered before it) is in the file on return.
+    /// record (and anything buffered before it) is in the file on return,
+    /// else it may stay in the write buffer, unread until written.
     pub fn append(
         &self,
         key: &[u8],
@@ -711,6 +729,22 @@ impl LogSegment {
         version: u64,
         counter: &AtomicU64,
         write_through: bool,
+    ) -> Result<Appended> {
+        let mode = match write_through {
+            true => AppendMode::Through,
+            false => AppendMode::Held,
+        };
+        self.append_as(key, value, version, counter, mode)
+    }
+
+    /// [`append`](Self::append), readable as `mode` says.
+    pub fn append_as(
+        &self,
+        key: &[u8],
+        value: Option<&[u8]>,
+        version: u64,
+        counter: &AtomicU64,
+        mode: AppendMode,
     ) -> Result<Appended> {
         let mut a = self.append.lock();
         let offset = a.len;
@@ -779,8 +813,14 @@ impl LogSegment {
         self.recharge_buffer(a);
         let full = a.buffer.len() >= WRITE_BUFFER
             || (a.buffer.len() >= SMALL_WRITE_BUFFER && self.buffers_over_share());
-        if write_through || full {
-            self.write_out(a, write_through)?;
+        let through = mode == AppendMode::Through;
+        if through || full {
+            self.write_out(a, through)?;
+        }
+        if mode == AppendMode::Readable {
+            // Readers find the records past the file's end in the buffer
+            // (`read_bytes_into`).
+            self.published.fetch_max(end, Ordering::Release);
         }
         Ok(Appended {
             ptr: RecordPtr {
@@ -846,7 +886,31 @@ impl LogSegment {
         let n = usize::try_from(end.saturating_sub(start))
             .map_err(|_| Error::corruption(&self.path, start, "log range too large"))?;
         buf.resize(n, 0);
-        let read = self.file.read_at(start, buf);
+        // Bytes past the file's end are still in the write buffer (readable
+        // appends): copy them under the append lock, which keeps the buffer
+        // from being written out and cleared meanwhile; the bytes below
+        // stay in the file as they are.
+        let mut in_file = end;
+        if end > self.written.load(Ordering::Acquire) {
+            let a = self.append.lock();
+            let file_end = a.len - a.buffer.len() as u64;
+            if end > file_end {
+                let from = start.max(file_end);
+                let (lo, hi) = ((from - file_end) as usize, (end - file_end) as usize);
+                let Some(bytes) = a.buffer.get(lo..hi) else {
+                    buf.clear();
+                    return Err(Error::corruption(&self.path, end, "log read past its end"));
+                };
+                buf[(from - start) as usize..].copy_from_slice(bytes);
+                in_file = from;
+            }
+        }
+        if in_file <= start {
+            return Ok(());
+        }
+        let read = self
+            .file
+            .read_at(start, &mut buf[..(in_file - start) as usize]);
         if read.is_err() {
             buf.clear();
         }
@@ -982,5 +1046,76 @@ mod tests {
         let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
         check(&replay.segment);
         assert_eq!(replay.segment.filter_bytes(), filters);
+    }
+
+    /// Readable appends are found by gets and whole-segment reads while
+    /// they are only in the write buffer, also when a read spans the
+    /// file's end, and reach the file when the buffer fills or is flushed.
+    #[test]
+    fn readable_appends_are_read_from_the_buffer_until_written() {
+        let fs = MemFs::new();
+        let dir = Path::new("/readable");
+        let config = LogConfig::for_tests(4 << 10, 3);
+        fs.create_dir_all(dir).expect("directory");
+        let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+        let file_len = || {
+            fs.open(&dir.join(LogSegment::file_name(1)))
+                .and_then(|f| f.len())
+        };
+        let counter = AtomicU64::new(0);
+        let mut newest = std::collections::BTreeMap::new();
+        let (mut written_once, mut buffered_at_end) = (false, false);
+        for i in 0..400u64 {
+            let key = format!("k{:03}", (i * 7) % 90);
+            let value = vec![b'a' + (i % 26) as u8; 100 + (i as usize * 31) % 700];
+            seg.append_as(
+                key.as_bytes(),
+                Some(&value),
+                i + 1,
+                &counter,
+                AppendMode::Readable,
+            )
+            .expect("append");
+            newest.insert(key, value);
+            let in_file = seg.written.load(Ordering::Acquire);
+            written_once |= in_file > FIRST_RECORD;
+            buffered_at_end = seg.len() > in_file;
+            assert_eq!(
+                seg.len(),
+                seg.appended(),
+                "every record is readable at once"
+            );
+            if i % 37 == 0 {
+                // Every key's newest value, some from the file and some
+                // from the buffer.
+                for (key, value) in &newest {
+                    let mut probe = FilterProbe::default();
+                    let found = seg
+                        .lookup(
+                            key.as_bytes(),
+                            key_hash(key.as_bytes()),
+                            &|_, _| true,
+                            &mut probe,
+                        )
+                        .expect("lookup")
+                        .expect("the key's record is readable");
+                    assert_eq!(found.1.as_ref(), Some(value), "{key} after {i} appends");
+                }
+                let image = seg.image(seg.len()).expect("image");
+                assert_eq!(
+                    image.records.len() as u64,
+                    i + 1,
+                    "a read across the file's end"
+                );
+            }
+        }
+        assert!(written_once, "a full buffer is written");
+        assert!(buffered_at_end, "the last appends wait in the buffer");
+        seg.flush().expect("flush");
+        assert_eq!(seg.written.load(Ordering::Acquire), seg.len());
+        assert!(file_len().expect("file") >= seg.len());
+        drop(seg);
+        let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
+        assert_eq!(replay.segment.records(), 400);
     }
 }

@@ -68,6 +68,7 @@ impl LogSegment {
         }
         a.buffer.clear();
         a.file_len = end;
+        self.written.store(end, Ordering::Release);
         self.published.store(end, Ordering::Release);
         Ok(())
     }
