@@ -11,14 +11,17 @@
 //!   adds the record to a user-space buffer, sets the key's bits in its
 //!   part's filter, and — for a write-through append, or when the buffer is
 //!   full — writes the buffer to the file and only then stores the file's
-//!   length in `published` (Release). Readers load `published` (Acquire) and
-//!   read the file below it without any lock, so they see only whole
-//!   records, and every record they see has its filter bits set.
-//! - Puts to chunks without a munk write through, so reads of those chunks
-//!   from disk see them at once. Puts to a chunk with a munk may stay in the
-//!   buffer (the munk serves their reads); whatever makes such a chunk's log
-//!   readable again flushes first: eviction of the munk, a divert, a munk
-//!   load's catch-up, a split, a sync.
+//!   length in `written` and `published` (Release); a readable append
+//!   (`AppendMode::Readable`) stores its end in `published` without writing.
+//!   Readers load `published` (Acquire) and read below it without any lock,
+//!   except for bytes at or past `written`, which they copy from the buffer
+//!   under `append`; so they see only whole records, and every record they
+//!   see has its filter bits set.
+//! - Puts to chunks without a munk are readable appends, so reads of those
+//!   chunks from the log see them at once. Puts to a chunk with a munk stay
+//!   in the buffer unpublished (the munk serves their reads); whatever makes
+//!   such a chunk's log readable again flushes first: eviction of the munk,
+//!   a divert, a munk load's catch-up, a split, a sync.
 //! - Parts are created under `append` and published by swapping `parts`
 //!   (copy on write); a part's `start` is a record boundary and never moves.
 //! - `synced` is the length known durable; concurrent syncs share one
