@@ -118,7 +118,8 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// Bytes of log a sorted index reads at a time while it is built.
 const INDEX_PIECE: u64 = 1 << 20;
 
-/// Bytes a segment buffers, at least, while write buffers are over their
+/// Bytes of readable appends a segment buffers before writing them; and,
+/// at least, of any appends while write buffers are over their
 /// share of the budget (`MemoryBudget::write_buffer_share`): past it, a
 /// segment writes its buffer once it holds this much and gives its memory
 /// back, and every flush (a sync, a freeze) gives the memory back too.
@@ -814,8 +815,13 @@ impl LogSegment {
         self.dirty.store(true, Ordering::Release);
         self.logical.store(end, Ordering::Release);
         self.recharge_buffer(a);
+        // Readable appends are written a few pages at a time: a put that
+        // wrote 64 KiB at once into the page cache of a full memory cgroup
+        // waited for its reclaim (`reclaim_throttle`, 100 ms) in most
+        // sequential loads at 256 MiB.
         let full = a.buffer.len() >= WRITE_BUFFER
-            || (a.buffer.len() >= SMALL_WRITE_BUFFER && self.buffers_over_share());
+            || (a.buffer.len() >= SMALL_WRITE_BUFFER
+                && (mode == AppendMode::Readable || self.buffers_over_share()));
         let through = mode == AppendMode::Through;
         if through || full {
             self.write_out(a, through)?;
