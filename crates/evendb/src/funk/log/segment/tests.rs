@@ -1,0 +1,137 @@
+//! Tests of gets through the directory and of readable appends.
+
+use super::*;
+use crate::vfs::{MemFs, Storage};
+
+/// Finds the newest version of every key through the directory and the
+/// open part, before and after a replay (which builds the directory in
+/// one sort instead of seal by seal).
+#[test]
+fn gets_find_the_newest_record_through_directory_and_open_part() {
+    let fs = MemFs::new();
+    let dir = Path::new("/seg");
+    let config = LogConfig {
+        part_bytes: 512,
+        budget: Arc::new(MemoryBudget::new(1 << 30)),
+        store: StoreId(3),
+        durable: Arc::default(),
+        read_only: false,
+        write_back: false,
+    };
+    fs.create_dir_all(dir).expect("directory");
+    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let counter = AtomicU64::new(0);
+    let mut newest = std::collections::BTreeMap::new();
+    for i in 0..600u64 {
+        let key = format!("k{:03}", (i * 37) % 50);
+        let value = format!("v{i}");
+        let deleted = i % 11 == 0;
+        let value = (!deleted).then_some(value.as_bytes());
+        seg.append(key.as_bytes(), value, i + 1, &counter, true)
+            .expect("append");
+        newest.insert(key, value.map(<[u8]>::to_vec));
+    }
+    let check = |seg: &LogSegment| {
+        assert!(seg.part_count() > 20, "{} parts", seg.part_count());
+        for (key, value) in &newest {
+            let mut probe = FilterProbe::default();
+            let found = seg
+                .lookup(
+                    key.as_bytes(),
+                    key_hash(key.as_bytes()),
+                    &|_, _| true,
+                    &mut probe,
+                )
+                .expect("lookup")
+                .expect("every key has a record");
+            assert_eq!(&found.1, value, "{key}");
+        }
+        let mut probe = FilterProbe::default();
+        let absent = seg
+            .lookup(b"nope", key_hash(b"nope"), &|_, _| true, &mut probe)
+            .expect("lookup");
+        assert!(absent.is_none());
+    };
+    check(&seg);
+    let filters = seg.filter_bytes();
+    drop(seg);
+    assert_eq!(
+        config.budget.used(),
+        0,
+        "a dropped segment returns its memory"
+    );
+    let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
+    check(&replay.segment);
+    assert_eq!(replay.segment.filter_bytes(), filters);
+}
+
+/// Readable appends are found by gets and whole-segment reads while
+/// they are only in the write buffer, also when a read spans the
+/// file's end, and reach the file when the buffer fills or is flushed.
+#[test]
+fn readable_appends_are_read_from_the_buffer_until_written() {
+    let fs = MemFs::new();
+    let dir = Path::new("/readable");
+    let config = LogConfig::for_tests(4 << 10, 3);
+    fs.create_dir_all(dir).expect("directory");
+    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let file_len = || {
+        fs.open(&dir.join(LogSegment::file_name(1)))
+            .and_then(|f| f.len())
+    };
+    let counter = AtomicU64::new(0);
+    let mut newest = std::collections::BTreeMap::new();
+    let (mut written_once, mut buffered_at_end) = (false, false);
+    for i in 0..400u64 {
+        let key = format!("k{:03}", (i * 7) % 90);
+        let value = vec![b'a' + (i % 26) as u8; 100 + (i as usize * 31) % 700];
+        seg.append_as(
+            key.as_bytes(),
+            Some(&value),
+            i + 1,
+            &counter,
+            AppendMode::Readable,
+        )
+        .expect("append");
+        newest.insert(key, value);
+        let in_file = seg.written.load(Ordering::Acquire);
+        written_once |= in_file > FIRST_RECORD;
+        buffered_at_end = seg.len() > in_file;
+        assert_eq!(
+            seg.len(),
+            seg.appended(),
+            "every record is readable at once"
+        );
+        if i % 37 == 0 {
+            // Every key's newest value, some from the file and some
+            // from the buffer.
+            for (key, value) in &newest {
+                let mut probe = FilterProbe::default();
+                let found = seg
+                    .lookup(
+                        key.as_bytes(),
+                        key_hash(key.as_bytes()),
+                        &|_, _| true,
+                        &mut probe,
+                    )
+                    .expect("lookup")
+                    .expect("the key's record is readable");
+                assert_eq!(found.1.as_ref(), Some(value), "{key} after {i} appends");
+            }
+            let image = seg.image(seg.len()).expect("image");
+            assert_eq!(
+                image.records.len() as u64,
+                i + 1,
+                "a read across the file's end"
+            );
+        }
+    }
+    assert!(written_once, "a full buffer is written");
+    assert!(buffered_at_end, "the last appends wait in the buffer");
+    seg.flush().expect("flush");
+    assert_eq!(seg.written.load(Ordering::Acquire), seg.len());
+    assert!(file_len().expect("file") >= seg.len());
+    drop(seg);
+    let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
+    assert_eq!(replay.segment.records(), 400);
+}
