@@ -3,6 +3,20 @@
 use super::*;
 use crate::vfs::{MemFs, Storage};
 
+/// The value of `key`'s newest record in `seg` (`Some(None)` for a
+/// tombstone), or `None` if it has none.
+fn newest_of(seg: &LogSegment, key: &str) -> Option<Option<Vec<u8>>> {
+    let mut probe = FilterProbe::default();
+    seg.lookup(
+        key.as_bytes(),
+        key_hash(key.as_bytes()),
+        &|_, _| true,
+        &mut probe,
+    )
+    .expect("lookup")
+    .map(|(_, value)| value)
+}
+
 /// Finds the newest version of every key through the directory and the
 /// open part, before and after a replay (which builds the directory in
 /// one sort instead of seal by seal).
@@ -34,17 +48,8 @@ fn gets_find_the_newest_record_through_directory_and_open_part() {
     let check = |seg: &LogSegment| {
         assert!(seg.part_count() > 20, "{} parts", seg.part_count());
         for (key, value) in &newest {
-            let mut probe = FilterProbe::default();
-            let found = seg
-                .lookup(
-                    key.as_bytes(),
-                    key_hash(key.as_bytes()),
-                    &|_, _| true,
-                    &mut probe,
-                )
-                .expect("lookup")
-                .expect("every key has a record");
-            assert_eq!(&found.1, value, "{key}");
+            let found = newest_of(seg, key).expect("every key has a record");
+            assert_eq!(&found, value, "{key}");
         }
         let mut probe = FilterProbe::default();
         let absent = seg
@@ -106,17 +111,8 @@ fn readable_appends_are_read_from_the_buffer_until_written() {
             // Every key's newest value, some from the file and some
             // from the buffer.
             for (key, value) in &newest {
-                let mut probe = FilterProbe::default();
-                let found = seg
-                    .lookup(
-                        key.as_bytes(),
-                        key_hash(key.as_bytes()),
-                        &|_, _| true,
-                        &mut probe,
-                    )
-                    .expect("lookup")
-                    .expect("the key's record is readable");
-                assert_eq!(found.1.as_ref(), Some(value), "{key} after {i} appends");
+                let found = newest_of(&seg, key).expect("the key's record is readable");
+                assert_eq!(found.as_ref(), Some(value), "{key} after {i} appends");
             }
             let image = seg.image(seg.len()).expect("image");
             assert_eq!(
