@@ -822,6 +822,14 @@ impl LogSegment {
         let full = a.buffer.len() >= WRITE_BUFFER
             || (a.buffer.len() >= SMALL_WRITE_BUFFER
                 && (mode == AppendMode::Readable || self.buffers_over_share()));
+        // Appends in key order (a sequential load, a chunk's time-ordered
+        // appends) are written through even when readable: buffered,
+        // sequential loads at 256 MiB ran 7% slower and a third of them had
+        // a put wait 100 ms, none written through (12 alternating pairs).
+        let mode = match mode {
+            AppendMode::Readable if a.span.banded => AppendMode::Through,
+            mode => mode,
+        };
         let through = mode == AppendMode::Through;
         if through || full {
             self.write_out(a, through)?;
