@@ -137,7 +137,8 @@ pub(crate) enum AppendMode {
     /// the append returns.
     Through,
     /// Readable at once, from the write buffer until it is written (when
-    /// full, at a sync, a flush or a freeze).
+    /// full, at a sync, a flush or a freeze); written through while the
+    /// segment's records are in key order (banded).
     Readable,
     /// Left in the write buffer, unread until written: a munk serves it.
     Held,
