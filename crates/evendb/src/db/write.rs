@@ -282,8 +282,8 @@ impl DbInner {
                 (r, _, _) => r,
             };
             // Without a munk the record must be readable from the log at
-            // once: from its write buffer until that is written (full, or
-            // at the next sync). A `Sync` put to a munk-less chunk is
+            // once: from its write buffer until that is written (at 4 KiB,
+            // at the next sync, or at once while the log is in key order). A `Sync` put to a munk-less chunk is
             // written to its log file (not synced): if the disk fills up
             // after it is acknowledged, the log still holds it, and a
             // read-only open (which cannot replay the journal) reads it

@@ -24,14 +24,7 @@ fn newest_of(seg: &LogSegment, key: &str) -> Option<Option<Vec<u8>>> {
 fn gets_find_the_newest_record_through_directory_and_open_part() {
     let fs = MemFs::new();
     let dir = Path::new("/seg");
-    let config = LogConfig {
-        part_bytes: 512,
-        budget: Arc::new(MemoryBudget::new(1 << 30)),
-        store: StoreId(3),
-        durable: Arc::default(),
-        read_only: false,
-        write_back: false,
-    };
+    let config = LogConfig::for_tests(512, 3);
     fs.create_dir_all(dir).expect("directory");
     let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
     let counter = AtomicU64::new(0);
