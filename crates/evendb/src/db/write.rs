@@ -283,11 +283,12 @@ impl DbInner {
             };
             // Without a munk the record must be readable from the log at
             // once: from its write buffer until that is written (at 4 KiB,
-            // at the next sync, or at once while the log is in key order). A `Sync` put to a munk-less chunk is
-            // written to its log file (not synced): if the disk fills up
-            // after it is acknowledged, the log still holds it, and a
-            // read-only open (which cannot replay the journal) reads it
-            // from there rather than holding it in memory.
+            // at the next sync, or at once while the log is in key order).
+            // A `Sync` put to a munk-less chunk is written to its log file
+            // (not synced): if the disk fills up after it is acknowledged,
+            // the log still holds it, and a read-only open (which cannot
+            // replay the journal) reads it from there rather than holding
+            // it in memory.
             let mode = match (&munk, stamp) {
                 (_, Stamp::UniquePut) => AppendMode::Through,
                 (None, _) => AppendMode::Readable,

@@ -124,3 +124,41 @@ fn readable_appends_are_read_from_the_buffer_until_written() {
     let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
     assert_eq!(replay.segment.records(), 400);
 }
+
+/// Readable appends that come in key order (a sequential load) are
+/// written through; once the segment's keys stop being in order, they
+/// wait in the write buffer like any readable append.
+#[test]
+fn readable_appends_in_key_order_are_written_through() {
+    let fs = MemFs::new();
+    let dir = Path::new("/ordered");
+    let config = LogConfig::for_tests(4 << 10, 3);
+    fs.create_dir_all(dir).expect("directory");
+    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let counter = AtomicU64::new(0);
+    let value = [b'v'; 200];
+    let mut version = 0;
+    let mut append = |key: String| {
+        version += 1;
+        seg.append_as(
+            key.as_bytes(),
+            Some(&value),
+            version,
+            &counter,
+            AppendMode::Readable,
+        )
+        .expect("append");
+    };
+    let in_file = || seg.written.load(Ordering::Acquire);
+    for i in 0..400 {
+        append(format!("k{i:05}"));
+        assert_eq!(in_file(), seg.len(), "in key order: written at once");
+    }
+    let mut buffered = false;
+    for i in (0..400).rev() {
+        append(format!("j{i:05}"));
+        buffered |= in_file() < seg.len();
+    }
+    assert!(!seg.append.lock().span.banded, "no longer in key order");
+    assert!(buffered, "out of order: left in the buffer");
+}
