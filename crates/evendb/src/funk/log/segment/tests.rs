@@ -17,16 +17,23 @@ fn newest_of(seg: &LogSegment, key: &str) -> Option<Option<Vec<u8>>> {
     .map(|(_, value)| value)
 }
 
+/// Segment 1, new, in `dir` of `fs`.
+fn new_segment(fs: &MemFs, dir: &Path, config: &LogConfig) -> LogSegment {
+    fs.create_dir_all(dir).expect("directory");
+    LogSegment::create(fs, dir, 1, 1, config).expect("create")
+}
+
 /// Finds the newest version of every key through the directory and the
 /// open part, before and after a replay (which builds the directory in
 /// one sort instead of seal by seal).
 #[test]
 fn gets_find_the_newest_record_through_directory_and_open_part() {
-    let fs = MemFs::new();
-    let dir = Path::new("/seg");
-    let config = LogConfig::for_tests(512, 3);
-    fs.create_dir_all(dir).expect("directory");
-    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let (fs, dir, config) = (
+        MemFs::new(),
+        Path::new("/seg"),
+        LogConfig::for_tests(512, 3),
+    );
+    let seg = new_segment(&fs, dir, &config);
     let counter = AtomicU64::new(0);
     let mut newest = std::collections::BTreeMap::new();
     for i in 0..600u64 {
@@ -68,11 +75,12 @@ fn gets_find_the_newest_record_through_directory_and_open_part() {
 /// file's end, and reach the file when the buffer fills or is flushed.
 #[test]
 fn readable_appends_are_read_from_the_buffer_until_written() {
-    let fs = MemFs::new();
-    let dir = Path::new("/readable");
-    let config = LogConfig::for_tests(4 << 10, 3);
-    fs.create_dir_all(dir).expect("directory");
-    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let (fs, dir, config) = (
+        MemFs::new(),
+        Path::new("/readable"),
+        LogConfig::for_tests(4 << 10, 3),
+    );
+    let seg = new_segment(&fs, dir, &config);
     let file_len = || {
         fs.open(&dir.join(LogSegment::file_name(1)))
             .and_then(|f| f.len())
@@ -131,10 +139,11 @@ fn readable_appends_are_read_from_the_buffer_until_written() {
 #[test]
 fn readable_appends_in_key_order_are_written_through() {
     let fs = MemFs::new();
-    let dir = Path::new("/ordered");
-    let config = LogConfig::for_tests(4 << 10, 3);
-    fs.create_dir_all(dir).expect("directory");
-    let seg = LogSegment::create(&fs, dir, 1, 1, &config).expect("create");
+    let seg = new_segment(
+        &fs,
+        Path::new("/ordered"),
+        &LogConfig::for_tests(4 << 10, 3),
+    );
     let counter = AtomicU64::new(0);
     let value = [b'v'; 200];
     let mut version = 0;
