@@ -317,7 +317,6 @@ impl Scan {
         if crate::maintenance::costly_to_scan(&inner, &chunk) {
             inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
         }
-        crate::maintenance::scanned_while_queued(&inner, &chunk);
         Ok(())
     }
 

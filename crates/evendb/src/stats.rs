@@ -268,9 +268,6 @@ stats! {
         helper_tasks,
         /// Time spent in those tasks, in microseconds.
         helper_task_micros,
-        /// Chunks whose queued rebuild a scan moved ahead of the queue:
-        /// the scan read an unsorted log the rebuild sorts into a run (§8).
-        scan_promotions,
         /// Bytes cut off torn log tails when funks were opened.
         torn_tail_bytes,
         /// Funks opened (they open lazily, on first use).

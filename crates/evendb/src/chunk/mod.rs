@@ -53,9 +53,6 @@ pub(crate) mod task {
     /// The chunk waits in the urgent queue too (its log is far past its
     /// limit and puts to it are paced): it runs a funk rebalance.
     pub const URGENT: u8 = 64;
-    /// A scan moved the chunk's queued tasks ahead of the others (see
-    /// `Maintenance::promote`); cleared when they run.
-    pub const SCANNED: u8 = 128;
 }
 
 #[derive(Debug)]
@@ -204,11 +201,6 @@ impl Chunk {
     /// Marks `bits` queued; true if none of them was queued before.
     pub fn mark_queued(&self, bits: u8) -> bool {
         self.queued.fetch_or(bits, Ordering::AcqRel) & bits == 0
-    }
-
-    /// True if any of `bits` is queued.
-    pub fn is_queued(&self, bits: u8) -> bool {
-        self.queued.load(Ordering::Acquire) & bits != 0
     }
 
     pub fn clear_queued(&self, bits: u8) {

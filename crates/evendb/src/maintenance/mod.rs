@@ -26,10 +26,7 @@ pub(crate) mod queue;
 mod rebuild;
 mod reclaim;
 mod room;
-mod scan_demand;
 mod split;
-
-pub(crate) use scan_demand::scanned_while_queued;
 
 pub(crate) use idle::store_is_idle;
 pub(crate) use merge::merge;

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The queue of the maintenance threads: tasks in the order they came,
-/// after the urgent ones (chunks whose puts are being paced), the munk
-/// rebalances and the rebuilds of chunks a scan found waiting.
+/// after the urgent ones (chunks whose puts are being paced) and the
+/// munk rebalances.
 #[derive(Debug, Default)]
 pub(crate) struct Maintenance {
     queue: Mutex<Queues>,
@@ -37,9 +37,6 @@ struct Queues {
     /// behind a write phase's queue of rebuilds, lets a munk's cells run
     /// out so that its puts rebalance it themselves.
     munk: VecDeque<(Arc<Chunk>, u8)>,
-    /// Tasks of chunks a scan found with a large unsorted log (see
-    /// [`Maintenance::promote`]), ahead of the rest.
-    scanned: VecDeque<(Arc<Chunk>, u8)>,
     normal: VecDeque<(Arc<Chunk>, u8)>,
 }
 
@@ -65,36 +62,10 @@ impl Maintenance {
         self.cv.notify_all();
     }
 
-    /// Moves the queued tasks of `chunk` ahead of every other task
-    /// [`Maintenance::push`] queued (behind munk rebalances), marked
-    /// [`task::SCANNED`]; true if it had any. A scan asks it of a
-    /// munk-less chunk whose unsorted log waits for its run: until the
-    /// run, each scan of the chunk reads or indexes the whole log, so
-    /// the chunks that reads visit are worth sorting first (a write
-    /// phase can leave hundreds queued in the order their logs filled).
-    ///
-    /// [`task::SCANNED`]: crate::chunk::task::SCANNED
-    pub fn promote(&self, chunk: &Arc<Chunk>) -> bool {
-        let mut q = self.queue.lock();
-        let mut moved = false;
-        let mut i = 0;
-        while i < q.normal.len() {
-            if Arc::ptr_eq(&q.normal[i].0, chunk) {
-                if let Some((c, bits)) = q.normal.remove(i) {
-                    q.scanned.push_back((c, bits | crate::chunk::task::SCANNED));
-                    moved = true;
-                }
-            } else {
-                i += 1;
-            }
-        }
-        moved
-    }
-
     /// True if a task is waiting.
     pub fn has_tasks(&self) -> bool {
         let q = self.queue.lock();
-        !q.urgent.is_empty() || !q.munk.is_empty() || !q.scanned.is_empty() || !q.normal.is_empty()
+        !q.urgent.is_empty() || !q.munk.is_empty() || !q.normal.is_empty()
     }
 
     /// Stops the threads after their current task.
@@ -168,11 +139,7 @@ impl Maintenance {
                 return Some(Some(t));
             }
             if !urgent_only {
-                let t = q.munk.pop_front();
-                if let Some(t) = t
-                    .or_else(|| q.scanned.pop_front())
-                    .or_else(|| q.normal.pop_front())
-                {
+                if let Some(t) = q.munk.pop_front().or_else(|| q.normal.pop_front()) {
                     return Some(Some(t));
                 }
             }
@@ -293,38 +260,6 @@ mod tests {
         q.push(chunk(6), task::MUNK_REBALANCE);
         assert!(matches!(q.next(Duration::ZERO, true), Some(None)));
         assert!(q.has_tasks());
-    }
-
-    #[test]
-    fn a_promoted_chunk_goes_ahead_of_the_other_tasks_and_behind_munk_rebalances() {
-        let q = Maintenance::default();
-        let chunk = |id| Arc::new(Chunk::new(id, Vec::new(), None, Default::default()));
-        let (c1, c2, c3) = (chunk(1), chunk(2), chunk(3));
-        q.push(c1.clone(), task::FUNK_REBALANCE);
-        q.push(c2.clone(), task::FUNK_REBALANCE);
-        q.push(c3.clone(), task::MERGE);
-        q.push(c2.clone(), task::COMPACT_LOG);
-        q.push(chunk(4), task::MUNK_REBALANCE);
-        q.push_urgent(chunk(5), task::FUNK_REBALANCE | task::URGENT);
-        assert!(q.promote(&c2));
-        // Only in the urgent queue, or not queued: nothing to move.
-        assert!(!q.promote(&chunk(5)));
-        let mut order = Vec::new();
-        while let Some(Some((c, bits))) = q.next(Duration::ZERO, false) {
-            order.push((c.id, bits));
-        }
-        let (f, s) = (task::FUNK_REBALANCE, task::SCANNED);
-        assert_eq!(
-            order,
-            [
-                (5, f | task::URGENT),
-                (4, task::MUNK_REBALANCE),
-                (2, f | s),
-                (2, task::COMPACT_LOG | s),
-                (1, f),
-                (3, task::MERGE),
-            ]
-        );
     }
 
     #[test]

@@ -299,13 +299,6 @@ impl fmt::Display for Stats {
                 Micros(s.helper_task_micros)
             )?;
         }
-        if s.scan_promotions > 0 {
-            writeln!(
-                f,
-                "promoted     {} queued rebuilds moved ahead by scans that read their unsorted logs",
-                s.scan_promotions
-            )?;
-        }
         if s.inline_tasks > 0 {
             writeln!(
                 f,
