@@ -3,7 +3,7 @@
 out=$1; rounds=$2; shift 2
 mkdir -p $out
 for r in $(seq 1 $rounds); do
- for cap in 256M 1G; do
+ for cap in ${CAPS:-256M 1G}; do
   for vb in "$@"; do
    v=${vb%%=*}; b=${vb#*=}
    rm -rf /tmp/bw; mkdir -p /tmp/bw
