@@ -28,11 +28,9 @@ fn new_segment(fs: &MemFs, dir: &Path, config: &LogConfig) -> LogSegment {
 /// one sort instead of seal by seal).
 #[test]
 fn gets_find_the_newest_record_through_directory_and_open_part() {
-    let (fs, dir, config) = (
-        MemFs::new(),
-        Path::new("/seg"),
-        LogConfig::for_tests(512, 3),
-    );
+    let fs = MemFs::new();
+    let dir = Path::new("/seg");
+    let config = LogConfig::for_tests(512, 3);
     let seg = new_segment(&fs, dir, &config);
     let counter = AtomicU64::new(0);
     let mut newest = std::collections::BTreeMap::new();
@@ -75,11 +73,9 @@ fn gets_find_the_newest_record_through_directory_and_open_part() {
 /// file's end, and reach the file when the buffer fills or is flushed.
 #[test]
 fn readable_appends_are_read_from_the_buffer_until_written() {
-    let (fs, dir, config) = (
-        MemFs::new(),
-        Path::new("/readable"),
-        LogConfig::for_tests(4 << 10, 3),
-    );
+    let fs = MemFs::new();
+    let dir = Path::new("/readable");
+    let config = LogConfig::for_tests(4 << 10, 3);
     let seg = new_segment(&fs, dir, &config);
     let file_len = || {
         fs.open(&dir.join(LogSegment::file_name(1)))
