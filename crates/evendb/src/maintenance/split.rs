@@ -260,6 +260,17 @@ struct Cut {
     isolated: Option<usize>,
 }
 
+impl Cut {
+    /// The data size of all the parts' entries.
+    fn data(&self) -> u64 {
+        self.parts
+            .iter()
+            .flat_map(|(p, _)| p)
+            .map(MunkEntry::data_size)
+            .sum()
+    }
+}
+
 /// A split's parts built from a snapshot of the munk (see
 /// [`Snapshot::carry_over`]).
 struct Prepared {
@@ -365,13 +376,7 @@ impl Prepared {
 /// times.
 fn inserting_room(cut: &Cut, max_chunk_size: u64, budget: u64) -> usize {
     let keys: usize = cut.parts.iter().map(|(p, _)| p.len()).sum();
-    let data: u64 = cut
-        .parts
-        .iter()
-        .flat_map(|(p, _)| p)
-        .map(MunkEntry::data_size)
-        .sum();
-    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data.max(1);
+    let at_split = (keys as u64).saturating_mul(max_chunk_size) / cut.data().max(1);
     let cells = at_split.saturating_add(at_split / 2);
     let most = budget / 16 / (Munk::array_charge(1024) / 1024).max(1);
     usize::try_from(cells.min(most)).unwrap_or(usize::MAX)
@@ -809,18 +814,25 @@ mod tests {
         assert_eq!(cut.isolated, None);
     }
 
+    /// Keys of app 5 with these sequence numbers.
+    fn app5(seqs: impl IntoIterator<Item = u64>) -> Vec<Key> {
+        seqs.into_iter().map(|s| (5, s)).collect()
+    }
+
+    /// Asserts the cut of a load in key order: nine tenths settled, without
+    /// a munk, and a tenth with one, taking the appends.
+    fn assert_cut_at_nine_tenths(old: &[Key], new: &[Key]) {
+        assert_eq!(sizes(&cut(old, new)), vec![(900, true), (100, false)]);
+    }
+
     #[test]
     fn a_load_in_key_order_leaves_the_upper_part_a_tenth() {
         // The part the last split left the load: 100 keys, then 900
         // appended above them. Cut at the lowest new key, the upper part
         // would hold nine tenths; cut in equal parts, half.
-        let old: Vec<Key> = (0..100).map(|s| (5, s)).collect();
-        let new: Vec<Key> = (100..1000).map(|s| (5, s)).collect();
-        assert_eq!(sizes(&cut(&old, &new)), vec![(900, true), (100, false)]);
+        assert_cut_at_nine_tenths(&app5(0..100), &app5(100..1000));
         // New keys only in the top twentieth: still nine tenths below.
-        let old: Vec<Key> = (0..950).map(|s| (5, s)).collect();
-        let new: Vec<Key> = (950..1000).map(|s| (5, s)).collect();
-        assert_eq!(sizes(&cut(&old, &new)), vec![(900, true), (100, false)]);
+        assert_cut_at_nine_tenths(&app5(0..950), &app5(950..1000));
     }
 
     #[test]
@@ -828,28 +840,16 @@ mod tests {
         // Old keys up to 520, of which 500..520 every other one: the
         // other writer's keys of that stretch came after the munk was
         // built.
-        let old: Vec<Key> = (0..500)
-            .chain((500..520).step_by(2))
-            .map(|s| (5, s))
-            .collect();
-        let new: Vec<Key> = (501..520)
-            .step_by(2)
-            .chain(520..1000)
-            .map(|s| (5, s))
-            .collect();
-        assert_eq!(sizes(&cut(&old, &new)), vec![(900, true), (100, false)]);
+        let old = app5((0..500).chain((500..520).step_by(2)));
+        assert_cut_at_nine_tenths(&old, &app5((501..520).step_by(2).chain(520..1000)));
     }
 
     #[test]
     fn a_late_key_of_a_descheduled_writer_does_not_hide_the_appends() {
         // Key 500 was taken before the munk was built and put after it,
         // once the other writer had put 501..600.
-        let old: Vec<Key> = (0..500).chain(501..600).map(|s| (5, s)).collect();
-        let new: Vec<Key> = std::iter::once(500)
-            .chain(600..1000)
-            .map(|s| (5, s))
-            .collect();
-        assert_eq!(sizes(&cut(&old, &new)), vec![(900, true), (100, false)]);
+        let old = app5((0..500).chain(501..600));
+        assert_cut_at_nine_tenths(&old, &app5(std::iter::once(500).chain(600..1000)));
     }
 
     #[test]
@@ -869,12 +869,7 @@ mod tests {
         let old: Vec<Key> = (0..100).map(|s| (5, s)).collect();
         let new: Vec<Key> = (100..1000).map(|s| (5, s)).collect();
         let c = cut(&old, &new);
-        let data: u64 = c
-            .parts
-            .iter()
-            .flat_map(|(p, _)| p)
-            .map(MunkEntry::data_size)
-            .sum();
+        let data = c.data();
         // A chunk twice this size holds 2,000 keys: room for 3,000.
         assert_eq!(inserting_room(&c, 2 * data, 1 << 30), 3_000);
         // At most a sixteenth of the budget in cells.
