@@ -371,9 +371,9 @@ impl Prepared {
 /// them), its munk was rebuilt in memory two or three times between
 /// splits, and while its split waited for the maintenance thread its puts
 /// found it full and rebuilt it themselves, 120-250 times in a load in key
-/// order of 4,000,000 100-byte values at a 1 GiB cap (9 ms each, the worst
-/// puts 25-64 ms); with this room and the cut of [`appends_at_top`], 12-20
-/// times.
+/// order of 4,000,000 100-byte values at a 1 GiB cap (4-7 ms a wait on
+/// average, a rebuild 9 ms; the worst puts 25-64 ms); with this room and
+/// the cut of [`appends_at_top`], 12-20 times.
 fn inserting_room(cut: &Cut, max_chunk_size: u64, budget: u64) -> usize {
     let keys: usize = cut.parts.iter().map(|(p, _)| p.len()).sum();
     let at_split = (keys as u64).saturating_mul(max_chunk_size) / cut.data().max(1);
