@@ -68,12 +68,6 @@ mod imp {
             self.0.read().expect("a model thread panicked")
         }
 
-        /// Loom's lock has no writer preference, so a recursive read is a
-        /// plain read.
-        pub(crate) fn read_recursive(&self) -> RwLockReadGuard<'_, T> {
-            self.read()
-        }
-
         pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
             self.0.write().expect("a model thread panicked")
         }
