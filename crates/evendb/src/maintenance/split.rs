@@ -44,7 +44,9 @@ use crate::error::{Error, Result};
 use crate::funk::log::LogSegment;
 use crate::funk::table::TableReader;
 use crate::funk::{Funk, FunkFiles};
-use crate::munk::{build, merged, spare_cells, Carried, Munk, MunkEntry, Snapshot, Unsettled};
+use crate::munk::{
+    build, keys_at_size, merged, spare_cells, Carried, Munk, MunkEntry, Snapshot, Unsettled,
+};
 use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -309,7 +311,10 @@ impl Prepared {
             .collect();
         let inserting = cut.parts.iter().any(|(_, munkless)| *munkless);
         let max = inner.opts.max_chunk_size;
-        let room = inserting_room(&cut, max, inner.budget.limit());
+        let room = match inserting {
+            true => inserting_room(&cut, max, inner.budget.limit()),
+            false => 0,
+        };
         let built = cut
             .parts
             .iter()
@@ -325,10 +330,7 @@ impl Prepared {
                 (!munkless).then(|| {
                     let data = piece.iter().map(MunkEntry::data_size).sum();
                     let own = spare_cells(piece.len(), data, inserting, max) + more;
-                    let spare = match inserting {
-                        true => own.max(room.saturating_sub(piece.len())),
-                        false => own,
-                    };
+                    let spare = own.max(room.saturating_sub(piece.len()));
                     Unsettled::build(piece.clone(), spare, &inner.budget)
                 })
             })
@@ -376,10 +378,11 @@ impl Prepared {
 /// the cut of [`appends_at_top`], 12-20 times.
 fn inserting_room(cut: &Cut, max_chunk_size: u64, budget: u64) -> usize {
     let keys: usize = cut.parts.iter().map(|(p, _)| p.len()).sum();
-    let at_split = (keys as u64).saturating_mul(max_chunk_size) / cut.data().max(1);
-    let cells = at_split.saturating_add(at_split / 2);
+    let at_split = keys_at_size(keys, cut.data(), max_chunk_size);
     let most = budget / 16 / (Munk::array_charge(1024) / 1024).max(1);
-    usize::try_from(cells.min(most)).unwrap_or(usize::MAX)
+    at_split
+        .saturating_add(at_split / 2)
+        .min(usize::try_from(most).unwrap_or(usize::MAX))
 }
 
 /// Cuts a munk's entries for a split, where the puts since the munk was
@@ -866,9 +869,7 @@ mod tests {
 
     #[test]
     fn the_part_taking_inserts_has_room_up_to_half_again_a_chunk() {
-        let old: Vec<Key> = (0..100).map(|s| (5, s)).collect();
-        let new: Vec<Key> = (100..1000).map(|s| (5, s)).collect();
-        let c = cut(&old, &new);
+        let c = cut(&app5(0..100), &app5(100..1000));
         let data = c.data();
         // A chunk twice this size holds 2,000 keys: room for 3,000.
         assert_eq!(inserting_room(&c, 2 * data, 1 << 30), 3_000);

@@ -39,7 +39,7 @@
 pub(crate) mod build;
 mod rebuild;
 
-pub(crate) use rebuild::{merged, spare_cells, Carried, Snapshot, Unsettled};
+pub(crate) use rebuild::{keys_at_size, merged, spare_cells, Carried, Snapshot, Unsettled};
 
 pub(crate) use build::MunkEntry;
 

@@ -245,9 +245,13 @@ pub(crate) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: 
     if !filled {
         return keys / 2 + 64;
     }
-    let at_split = (keys as u64).saturating_mul(max_chunk_size) / data.max(1);
-    let more = usize::try_from(at_split)
-        .unwrap_or(usize::MAX)
-        .saturating_sub(keys);
+    let more = keys_at_size(keys, data, max_chunk_size).saturating_sub(keys);
     (more + keys / 4).clamp(64, 2 * keys + 64)
+}
+
+/// The keys a munk of `keys` keys and `data` bytes of data holds when its
+/// data reaches `size`, at the same bytes a key.
+pub(crate) fn keys_at_size(keys: usize, data: u64, size: u64) -> usize {
+    let at = (keys as u64).saturating_mul(size) / data.max(1);
+    usize::try_from(at).unwrap_or(usize::MAX)
 }
