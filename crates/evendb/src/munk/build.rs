@@ -59,8 +59,7 @@ impl MunkEntry {
         }
         let mut head: Option<Arc<Version>> = None;
         for e in kept.into_iter().rev() {
-            let node = Version::from_owned(e.value, e.version, e.counter);
-            node.set_older(head.take());
+            let node = Version::from_owned(e.value, e.version, e.counter).with_older(head.take());
             head = Some(Arc::new(node));
         }
         head.map(|h| MunkEntry {

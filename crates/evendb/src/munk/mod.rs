@@ -110,6 +110,11 @@ impl Link {
         Link(ManuallyDrop::new(ArcSwapOption::empty()))
     }
 
+    /// A link made holding `older`: nothing to settle, unlike a store.
+    fn new(older: Option<Arc<Version>>) -> Self {
+        Link(ManuallyDrop::new(ArcSwapOption::new(older)))
+    }
+
     /// Links `older`; empty over empty is skipped.
     fn store(&self, older: Option<Arc<Version>>) {
         if older.is_none() && self.0.load().is_none() {
@@ -197,6 +202,13 @@ impl Version {
 
     pub fn set_older(&self, older: Option<Arc<Version>>) {
         self.older.store(older);
+    }
+
+    /// This version, `older` linked below it: for a version no other
+    /// thread can see yet (see [`link_older`]).
+    pub fn with_older(mut self, older: Option<Arc<Version>>) -> Self {
+        self.older = Link::new(older);
+        self
     }
 
     /// Drops everything older than this version (nothing to do, and no
@@ -774,14 +786,28 @@ impl Munk {
     }
 }
 
+/// Links `older` below `node`. A node no other thread holds yet (the
+/// first try of a put) gets a new link: a store into its link would settle
+/// what readers owe the link, walking every thread's debt slots as a drop
+/// does, though no reader can have seen it. In P with 100-byte values at a
+/// 1 GiB cap, such walks took 18% of the CPU samples: 3.3% were puts
+/// linking their new version (the rest: munks dropped, 9%, and heads
+/// swapped and versions dropped, which readers may owe).
+fn link_older(node: &mut Arc<Version>, older: Option<Arc<Version>>) {
+    match Arc::get_mut(node) {
+        Some(v) => v.older = Link::new(older),
+        None => node.set_older(older),
+    }
+}
+
 /// Puts `node` into the chain of `cell`, keeping it ordered and dropping
 /// what no reader can need (see the module invariants). Returns the bytes
 /// of the nodes dropped from this chain.
-fn push_version(cell: &Cell, node: Arc<Version>, watermark: u64) -> u64 {
+fn push_version(cell: &Cell, mut node: Arc<Version>, watermark: u64) -> u64 {
     loop {
         let cur = cell.head.load_full();
         let Some(head) = cur.clone() else {
-            node.set_older(None);
+            link_older(&mut node, None);
             let prev = cell.head.compare_and_swap(&cur, Some(node.clone()));
             if prev.is_none() {
                 return 0;
@@ -801,7 +827,7 @@ fn push_version(cell: &Cell, node: Arc<Version>, watermark: u64) -> u64 {
         } else {
             (Some(head.clone()), 0)
         };
-        node.set_older(older);
+        link_older(&mut node, older);
         let prev = cell.head.compare_and_swap(&cur, Some(node.clone()));
         let swapped = match (&*prev, &cur) {
             (Some(p), Some(c)) => Arc::ptr_eq(p, c),

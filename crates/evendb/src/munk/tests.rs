@@ -89,6 +89,29 @@ fn snapshots_read_the_version_they_need_and_overwrites_drop_the_rest() {
 }
 
 #[test]
+fn a_version_links_what_is_older_whether_or_not_another_thread_holds_it() {
+    let below = Arc::new(Version::new(Some(b"v1"), 1, 1));
+    // Held by this put alone: its link is made anew.
+    let mut alone = Arc::new(Version::new(Some(b"v2"), 2, 2));
+    link_older(&mut alone, Some(below.clone()));
+    assert_eq!(alone.older().map(|o| o.version), Some(1));
+    // Held elsewhere too (a racing put's cell): stored into.
+    let mut shared = Arc::new(Version::new(Some(b"v3"), 3, 3));
+    let other = shared.clone();
+    link_older(&mut shared, Some(below.clone()));
+    assert_eq!(other.older().map(|o| o.version), Some(1));
+    // Linked again, the older version changes.
+    link_older(&mut alone, None);
+    assert!(alone.older().is_none());
+    // Built from entries, the chain keeps every version a reader needs.
+    let built = Version::new(Some(b"v4"), 4, 4).with_older(Some(other));
+    let chain: Vec<u64> = std::iter::successors(Some(Arc::new(built)), |v| v.older())
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(chain, [4, 3, 1]);
+}
+
+#[test]
 fn a_put_that_lost_a_race_lands_below_the_newer_version() {
     let (m, _b) = empty(10);
     put(&m, b"k", Some(b"new"), 7, 20, 0);
