@@ -336,6 +336,19 @@ stats! {
         memory_write_buffers,
         /// Working memory of background work running now (the logs a rebuild merges).
         memory_background,
+        /// Memory of munks when `memory_peak` was reached (likewise the
+        /// five below: what took the budget at its peak).
+        memory_peak_munks,
+        /// Memory of the row cache when `memory_peak` was reached.
+        memory_peak_row_cache,
+        /// Memory of log directories and filters when `memory_peak` was reached.
+        memory_peak_filters,
+        /// Memory of indexes when `memory_peak` was reached.
+        memory_peak_indexes,
+        /// Memory of write buffers when `memory_peak` was reached.
+        memory_peak_write_buffers,
+        /// Working memory of background work when `memory_peak` was reached.
+        memory_peak_background,
         /// Memory of the store's own structures outside the budget's categories, estimated from their sizes when the stats are taken: per chunk its state, key bounds and file list (in the chunk index and the manifest's copy), per open table and log segment its handle. Not charged to the budget; allocator retention is not in it.
         memory_other,
     }

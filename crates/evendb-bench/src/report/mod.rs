@@ -240,8 +240,28 @@ pub fn table(results: &[RunResult]) -> String {
         for (r, m) in &memory {
             let _ = writeln!(out, "{}", aligned_line(&m.cells(r), &widths));
         }
+        if let Some(line) = memory.last().and_then(|(r, m)| at_peak(r, m)) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
+}
+
+/// What each category held when the charge reached its peak (so far, at
+/// the end of phase `r`), from the `memory_peak_*` gauges; `None` for
+/// results written before they existed.
+fn at_peak(r: &RunResult, m: &MemoryUse) -> Option<String> {
+    let g = |name: &str| r.engine_stats.get(name).copied().map(format::bytes);
+    Some(format!(
+        "charged at its peak ({}): munks {}, row cache {}, filters {}, indexes {}, write bufs {}, background {}",
+        format::bytes(m.peak_charged),
+        g("memory_peak_munks")?,
+        g("memory_peak_row_cache")?,
+        g("memory_peak_filters")?,
+        g("memory_peak_indexes")?,
+        g("memory_peak_write_buffers")?,
+        g("memory_peak_background")?,
+    ))
 }
 
 /// The phases `of` has figures for (evendb's, as a rule), each with them.

@@ -21,7 +21,10 @@
 //!   ([`MemoryBudget::free`] leaves it out).
 //! - Charges are what the allocator holds ([`heap_size`]): capacity, not
 //!   length, with allocation headers and rounding.
-//! - `peak` is the largest `used` seen (updated on every growth).
+//! - `peak` is the largest `used` seen (updated on every growth), and
+//!   `at_peak` what each kind held when it was last raised (a snapshot
+//!   of Relaxed counters taken by the thread that raised it: a figure
+//!   for operators, off by what other threads changed meanwhile).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,7 +87,7 @@ pub(crate) enum Kind {
     WriteBuffers = 5,
 }
 
-const KINDS: usize = 6;
+pub(crate) const KINDS: usize = 6;
 
 #[derive(Debug)]
 pub(crate) struct MemoryBudget {
@@ -92,6 +95,8 @@ pub(crate) struct MemoryBudget {
     used: AtomicU64,
     peak: AtomicU64,
     by_kind: [AtomicU64; KINDS],
+    /// Each kind's charge when `peak` was last raised.
+    at_peak: [AtomicU64; KINDS],
     /// Bytes released since the budget was made (see `cache::trim`).
     released: AtomicU64,
 }
@@ -108,6 +113,8 @@ pub(crate) struct BudgetView {
     pub indexes: u64,
     pub work: u64,
     pub write_buffers: u64,
+    /// Each kind's charge when `peak` was reached, indexed by [`Kind`].
+    pub at_peak: [u64; KINDS],
 }
 
 impl MemoryBudget {
@@ -117,6 +124,7 @@ impl MemoryBudget {
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             by_kind: Default::default(),
+            at_peak: Default::default(),
             released: AtomicU64::new(0),
         }
     }
@@ -211,7 +219,7 @@ impl MemoryBudget {
             {
                 Ok(_) => {
                     self.by_kind[kind as usize].fetch_add(n, Ordering::Relaxed);
-                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    self.raise_peak(next);
                     return true;
                 }
                 Err(actual) => cur = actual,
@@ -226,7 +234,16 @@ impl MemoryBudget {
         }
         let now = self.used.fetch_add(n, Ordering::Relaxed) + n;
         self.by_kind[kind as usize].fetch_add(n, Ordering::Relaxed);
-        self.peak.fetch_max(now, Ordering::Relaxed);
+        self.raise_peak(now);
+    }
+
+    /// Raises `peak` to `now` if it is larger, noting what each kind holds.
+    fn raise_peak(&self, now: u64) {
+        if self.peak.fetch_max(now, Ordering::Relaxed) < now {
+            for (at, kind) in self.at_peak.iter().zip(&self.by_kind) {
+                at.store(kind.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
     }
 
     /// Returns `n` bytes charged earlier to `kind`.
@@ -287,6 +304,7 @@ impl MemoryBudget {
             indexes: k(Kind::Indexes),
             work: k(Kind::Work),
             write_buffers: k(Kind::WriteBuffers),
+            at_peak: std::array::from_fn(|i| self.at_peak[i].load(Ordering::Relaxed)),
         }
     }
 }

@@ -618,6 +618,16 @@ impl DbInner {
         s.memory_indexes = b.indexes;
         s.memory_write_buffers = b.write_buffers;
         s.memory_background = b.work;
+        {
+            use crate::cache::budget::Kind;
+            let at = |k: Kind| b.at_peak[k as usize];
+            s.memory_peak_munks = at(Kind::Munks);
+            s.memory_peak_row_cache = at(Kind::RowCache);
+            s.memory_peak_filters = at(Kind::Filters);
+            s.memory_peak_indexes = at(Kind::Indexes);
+            s.memory_peak_write_buffers = at(Kind::WriteBuffers);
+            s.memory_peak_background = at(Kind::Work);
+        }
         s.memory_other = self.other_memory(&idx.chunks);
         let (hits, misses) = self.row_cache.hit_counts();
         s.row_cache_hits = hits;

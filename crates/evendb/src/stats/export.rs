@@ -277,6 +277,16 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             f,
+            "at the peak  munks {}, row cache {}, filters {}, indexes {}, write buffers {}, background work {}",
+            Bytes(s.memory_peak_munks),
+            Bytes(s.memory_peak_row_cache),
+            Bytes(s.memory_peak_filters),
+            Bytes(s.memory_peak_indexes),
+            Bytes(s.memory_peak_write_buffers),
+            Bytes(s.memory_peak_background)
+        )?;
+        writeln!(
+            f,
             "put waits    {} in all, longest {}; lock {} ({}), munk full {} ({}), memory {} ({}), sync {} ({}), paced {} ({})",
             Micros(s.put_wait_micros()),
             Micros(s.put_wait_max_micros),
