@@ -168,7 +168,10 @@ fn open_funk(fs: &MemFs, files: &FunkFiles) -> Funk {
 fn funk_seek(funk: &Funk, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     let recovery = RecoveryTable::default();
-    for g in funk.key_groups(from, None, None, &recovery).unwrap() {
+    for g in funk
+        .key_groups(from, None, None, &recovery, u64::MAX)
+        .unwrap()
+    {
         let (key, versions) = g.unwrap();
         if let Some(v) = versions.into_iter().next().and_then(|e| e.value) {
             out.push((key, v));
@@ -284,7 +287,10 @@ fn munk_loaded_from_a_funk_then_written_conforms() {
         );
         let recovery = RecoveryTable::default();
         let mut entries = Vec::new();
-        for g in funk.key_groups(&[], None, None, &recovery).unwrap() {
+        for g in funk
+            .key_groups(&[], None, None, &recovery, u64::MAX)
+            .unwrap()
+        {
             let (key, versions) = g.unwrap();
             entries.extend(MunkEntry::from_versions(&key, versions, 0));
         }

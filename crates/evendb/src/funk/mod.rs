@@ -290,14 +290,23 @@ impl Funk {
     /// caller diverted them) is read piece by piece as the groups are
     /// taken (see `BandedScan`); the others are read whole first, so what
     /// the groups hold at once is about [`Funk::merge_memory`].
+    ///
+    /// Unsorted windows are read whole while they hold at most
+    /// `images_cap` bytes together; past that, the largest are merged
+    /// through an index (see [`index_threshold`]).
     pub fn key_groups(
         &self,
         from: &[u8],
         to: Option<&[u8]>,
         log_limits: Option<&[u64]>,
         recovery: &RecoveryTable,
+        images_cap: u64,
     ) -> Result<KeyGroups> {
-        let mut inputs = LogInputs::default();
+        let windows = self.logs().enumerate().filter_map(|(i, log)| {
+            let limit = log_limits.and_then(|l| l.get(i).copied());
+            (!log.is_banded()).then(|| log.window(from, to, limit.unwrap_or(u64::MAX)).bytes())
+        });
+        let mut inputs = LogInputs::with_threshold(index_threshold(windows, images_cap));
         let mut banded = Vec::new();
         for (i, log) in self.logs().enumerate() {
             let limit = log_limits.and_then(|l| l.get(i).copied());
@@ -339,16 +348,23 @@ impl Funk {
     }
 
     /// About the most memory [`Funk::key_groups`] of `[from, to)` holds at
-    /// once with no log limits: the windows of the segments read whole,
-    /// and a few blocks of each banded one.
-    pub fn merge_memory(&self, from: &[u8], to: Option<&[u8]>) -> u64 {
-        self.logs()
-            .map(|l| {
-                let window = l.window(from, to, u64::MAX).bytes();
+    /// once with no log limits and `images_cap`: the windows of the
+    /// segments read whole, the indexes of those merged through one, and
+    /// a few blocks of each banded one.
+    pub fn merge_memory(&self, from: &[u8], to: Option<&[u8]>, images_cap: u64) -> u64 {
+        let windows: Vec<(&Arc<LogSegment>, u64)> = self
+            .logs()
+            .map(|l| (l, l.window(from, to, u64::MAX).bytes()))
+            .collect();
+        let unsorted = windows.iter().filter(|(l, _)| !l.is_banded());
+        let threshold = index_threshold(unsorted.map(|&(_, w)| w), images_cap);
+        windows
+            .iter()
+            .map(|&(l, window)| {
                 if l.is_banded() {
                     window.min(log::BANDED_SCAN_MEMORY)
                 } else {
-                    unsorted_memory(l, window)
+                    unsorted_memory(l, window, threshold)
                 }
             })
             .sum()
@@ -364,9 +380,29 @@ impl Funk {
 /// images were 43 of the heap's 86 MiB at its peak.
 pub(crate) const INDEXED_MERGE_BYTES: u64 = 16 << 20;
 
-/// True if a merge reads `window` bytes of `log` through an index.
-pub(crate) fn merged_through_index(log: &LogSegment, window: u64) -> bool {
-    !log.is_banded() && window >= INDEXED_MERGE_BYTES
+/// The window size from which a merge of unsorted log windows `windows`
+/// reads a log through an index: [`INDEXED_MERGE_BYTES`], or less, so
+/// that the windows read whole take at most `cap` bytes together (the
+/// largest go through an index first). Measured reason: a rebuild at the
+/// start of the analytics stream at a 64 MiB budget held 60 MiB of
+/// images, each log under 16 MiB.
+pub(crate) fn index_threshold(windows: impl Iterator<Item = u64>, cap: u64) -> u64 {
+    let mut whole: Vec<u64> = windows.filter(|&w| w < INDEXED_MERGE_BYTES).collect();
+    whole.sort_unstable();
+    let mut sum = 0u64;
+    for w in whole {
+        sum = sum.saturating_add(w);
+        if sum > cap {
+            return w;
+        }
+    }
+    INDEXED_MERGE_BYTES
+}
+
+/// True if a merge whose index threshold is `threshold` (see
+/// [`index_threshold`]) reads `window` bytes of `log` through an index.
+pub(crate) fn merged_through_index(log: &LogSegment, window: u64, threshold: u64) -> bool {
+    !log.is_banded() && window >= threshold.min(INDEXED_MERGE_BYTES)
 }
 
 /// About what a merge holds to read `window` bytes of the unsorted `log`:
@@ -374,8 +410,8 @@ pub(crate) fn merged_through_index(log: &LogSegment, window: u64) -> bool {
 /// an index entry — a new index is its sorted entries, not a copy: see
 /// `SegmentIndex::extended` — and a place in the merge order, plus its
 /// key, taken as an eighth of the record).
-pub(crate) fn unsorted_memory(log: &LogSegment, window: u64) -> u64 {
-    if !merged_through_index(log, window) {
+pub(crate) fn unsorted_memory(log: &LogSegment, window: u64, threshold: u64) -> u64 {
+    if !merged_through_index(log, window, threshold) {
         return window;
     }
     let per_record = std::mem::size_of::<(usize, RecordPtr)>() + std::mem::size_of::<(u32, u32)>();
@@ -385,18 +421,29 @@ pub(crate) fn unsorted_memory(log: &LogSegment, window: u64) -> u64 {
 
 /// What a [`LogView`] is built from: log ranges read whole, and unsorted
 /// ones large enough to be read through an index ([`merged_through_index`]).
-#[derive(Default)]
 pub(crate) struct LogInputs {
     images: Vec<SegmentImage>,
     indexed: Vec<(Arc<LogSegment>, SegmentIndex)>,
+    /// Unsorted ranges this large or larger are read through an index.
+    threshold: u64,
 }
 
 impl LogInputs {
+    /// Inputs that read unsorted ranges of `threshold` bytes or more
+    /// through an index (see [`index_threshold`]).
+    pub fn with_threshold(threshold: u64) -> Self {
+        LogInputs {
+            images: Vec::new(),
+            indexed: Vec::new(),
+            threshold,
+        }
+    }
+
     /// Adds the records of `log` between offsets `start` (a record
     /// boundary) and `end` (both clamped to the published records).
     pub fn add(&mut self, log: &Arc<LogSegment>, start: u64, end: u64) -> Result<()> {
         let end = end.min(log.len());
-        if merged_through_index(log, end.saturating_sub(start)) {
+        if merged_through_index(log, end.saturating_sub(start), self.threshold) {
             self.indexed
                 .push((log.clone(), log.index_between(start, end)?));
         } else {

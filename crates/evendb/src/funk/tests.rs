@@ -142,8 +142,8 @@ fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
         model.entry(key).or_default().push((version, Some(v)));
     }
     let (big, small) = (Arc::new(big), Arc::new(small));
-    assert!(merged_through_index(&big, big.appended()));
-    assert!(!merged_through_index(&small, small.appended()));
+    assert!(merged_through_index(&big, big.appended(), u64::MAX));
+    assert!(!merged_through_index(&small, small.appended(), u64::MAX));
     let funk = Funk {
         table: None,
         frozen: vec![big],
@@ -156,6 +156,7 @@ fn a_merge_reads_a_large_log_through_its_index_and_loses_nothing() {
             Some(to.as_bytes()),
             None,
             &RecoveryTable::default(),
+            u64::MAX,
         )
         .expect("groups")
         .collect::<Result<_>>()
@@ -281,12 +282,37 @@ fn merges_of_banded_and_unsorted_logs_match_a_model() {
             let want = &expected[..expected.len().min(cut)];
             assert!(got == want, "scan of {from:?}..{to:?} cut at {cut}");
         }
-        let groups: Vec<(Vec<u8>, Option<Vec<u8>>)> = funk
-            .key_groups(from.as_bytes(), to.map(str::as_bytes), None, &recovery)
-            .expect("groups")
-            .map(|g| g.map(|(k, es)| (k, es.into_iter().next().and_then(|e| e.value))))
-            .collect::<Result<_>>()
-            .expect("merge");
-        assert!(groups == expected, "merge of {from:?}..{to:?}");
+        // Read whole, and (no room for images) through an index.
+        for cap in [u64::MAX, 0] {
+            let groups: Vec<(Vec<u8>, Option<Vec<u8>>)> = funk
+                .key_groups(from.as_bytes(), to.map(str::as_bytes), None, &recovery, cap)
+                .expect("groups")
+                .map(|g| g.map(|(k, es)| (k, es.into_iter().next().and_then(|e| e.value))))
+                .collect::<Result<_>>()
+                .expect("merge");
+            assert!(
+                groups == expected,
+                "merge of {from:?}..{to:?} (images up to {cap})"
+            );
+        }
     }
+}
+
+/// A merge reads its unsorted windows whole while they fit the cap
+/// together, the largest through an index first.
+#[test]
+fn merges_index_the_largest_windows_past_their_images_cap() {
+    const MIB: u64 = 1 << 20;
+    let t = |w: &[u64], cap| index_threshold(w.iter().copied(), cap);
+    // Everything fits: only windows of 16 MiB or more go through an index.
+    assert_eq!(
+        t(&[3 * MIB, 5 * MIB, 20 * MIB], 8 * MIB),
+        INDEXED_MERGE_BYTES
+    );
+    // 3 + 5 + 6 > 8: the 6 MiB window and larger go through an index.
+    assert_eq!(t(&[6 * MIB, 3 * MIB, 5 * MIB], 8 * MIB), 6 * MIB);
+    // Not even the smallest fits: all of them.
+    assert_eq!(t(&[9 * MIB, 12 * MIB], 8 * MIB), 9 * MIB);
+    assert_eq!(t(&[], 0), INDEXED_MERGE_BYTES);
+    assert_eq!(t(&[0, 0], 0), INDEXED_MERGE_BYTES);
 }

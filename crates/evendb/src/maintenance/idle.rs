@@ -74,7 +74,11 @@ pub(crate) fn worth_compacting(inner: &DbInner, chunk: &Chunk) -> bool {
     let Some(f) = chunk.funk() else {
         return false;
     };
-    let work = f.merge_memory(&chunk.min_key, chunk.end_key.as_deref());
+    let work = f.merge_memory(
+        &chunk.min_key,
+        chunk.end_key.as_deref(),
+        super::room::images_cap(inner),
+    );
     segments_in_range(chunk) >= 2 && work <= inner.budget.free().max(idle_work_limit(inner))
 }
 

@@ -79,15 +79,17 @@ pub(crate) fn merge(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool> {
         crate::failpoint::failpoint!(inner, "merge.between_diverts");
         let (frozen_b, _, seg_b) = divert(inner, &b, &own)?;
         let w = inner.versions.refresh_watermark();
+        // (Each chunk's images read whole take at most half the room.)
+        let cap = super::room::images_cap(inner) / 2;
         let images: u64 = [(&a, &frozen_a), (&b, &frozen_b)]
             .iter()
-            .map(|(c, f)| f.merge_memory(&c.min_key, c.end_key.as_deref()))
+            .map(|(c, f)| f.merge_memory(&c.min_key, c.end_key.as_deref(), cap))
             .sum();
         let _images = super::room::hold_work(inner, images);
         let mut out = TableOutput::new(inner, u64::MAX);
         for (c, frozen) in [(&a, &frozen_a), (&b, &frozen_b)] {
             let groups =
-                frozen.key_groups(&c.min_key, c.end_key.as_deref(), None, &inner.recovery)?;
+                frozen.key_groups(&c.min_key, c.end_key.as_deref(), None, &inner.recovery, cap)?;
             let ts = inner.tombstones.load();
             for group in groups {
                 let (_, versions) = group?;

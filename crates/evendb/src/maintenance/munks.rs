@@ -109,6 +109,8 @@ pub(crate) fn load_munk(
             chunk.end_key.as_deref(),
             Some(&limits),
             &inner.recovery,
+            // (Charged to munks, reserved above: read whole as before.)
+            u64::MAX,
         )? {
             let (key, versions) = group?;
             let versions = super::apply_tombstones(versions, &tombstones, w);

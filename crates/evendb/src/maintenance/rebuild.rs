@@ -281,14 +281,18 @@ fn write_run(
     // while it is written (growth that cannot be refused): under 40 bytes
     // a record.
     // (Large logs are read through an index: `funk::INDEXED_MERGE_BYTES`.)
+    let threshold = crate::funk::index_threshold(
+        unsorted.iter().map(|l| l.appended()),
+        super::room::images_cap(inner),
+    );
     let image_bytes: u64 = unsorted
         .iter()
-        .map(|l| crate::funk::unsorted_memory(l, l.appended()))
+        .map(|l| crate::funk::unsorted_memory(l, l.appended(), threshold))
         .sum();
     let records: u64 = unsorted.iter().map(|l| l.records()).sum();
     super::room::room_for(inner, image_bytes + records * 40 + 4096);
     let _image = super::room::hold_work(inner, image_bytes);
-    let mut inputs = crate::funk::LogInputs::default();
+    let mut inputs = crate::funk::LogInputs::with_threshold(threshold);
     for l in &unsorted {
         inputs.add(l, 0, u64::MAX)?;
     }
@@ -527,7 +531,8 @@ pub(super) fn rebuild_locked(
             // The merge holds the unsorted logs read whole and a few
             // blocks of each banded one: charge it, after evicting munks
             // to make room for it if need be.
-            let images = frozen.merge_memory(&chunk.min_key, chunk.end_key.as_deref());
+            let cap = super::room::images_cap(inner);
+            let images = frozen.merge_memory(&chunk.min_key, chunk.end_key.as_deref(), cap);
             let _images = super::room::hold_work(inner, images);
             let mut out = TableOutput::new(inner, max * 3 / 4);
             frozen.prefetch(&chunk.min_key, chunk.end_key.as_deref());
@@ -536,6 +541,7 @@ pub(super) fn rebuild_locked(
                 chunk.end_key.as_deref(),
                 None,
                 &inner.recovery,
+                cap,
             )?;
             let ts = inner.tombstones.load();
             for group in groups {
