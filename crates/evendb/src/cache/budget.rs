@@ -327,6 +327,26 @@ impl Drop for Held<'_> {
 mod tests {
     use super::*;
 
+    /// The kinds' charges at the peak are those of the moment it was
+    /// last raised, whatever came after.
+    #[test]
+    fn the_peak_notes_what_each_kind_held() {
+        let b = MemoryBudget::new(1 << 20);
+        b.add(Kind::Munks, 100);
+        b.add(Kind::Filters, 50);
+        b.release(Kind::Munks, 100);
+        b.add(Kind::Work, 30);
+        let v = b.view();
+        assert_eq!(v.peak, 150);
+        assert_eq!(v.at_peak[Kind::Munks as usize], 100);
+        assert_eq!(v.at_peak[Kind::Filters as usize], 50);
+        assert_eq!(v.at_peak[Kind::Work as usize], 0);
+        assert!(b.try_reserve(Kind::Indexes, 200, 0));
+        let v = b.view();
+        assert_eq!(v.peak, 280);
+        assert_eq!(v.at_peak, [0, 0, 50, 200, 30, 0]);
+    }
+
     #[test]
     fn reservations_never_pass_the_limit_minus_headroom() {
         let b = MemoryBudget::new(1000);
