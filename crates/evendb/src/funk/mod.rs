@@ -302,11 +302,7 @@ impl Funk {
         recovery: &RecoveryTable,
         images_cap: u64,
     ) -> Result<KeyGroups> {
-        let windows = self.logs().enumerate().filter_map(|(i, log)| {
-            let limit = log_limits.and_then(|l| l.get(i).copied());
-            (!log.is_banded()).then(|| log.window(from, to, limit.unwrap_or(u64::MAX)).bytes())
-        });
-        let mut inputs = LogInputs::with_threshold(index_threshold(windows, images_cap));
+        let mut windows = Vec::new();
         let mut banded = Vec::new();
         for (i, log) in self.logs().enumerate() {
             let limit = log_limits.and_then(|l| l.get(i).copied());
@@ -318,6 +314,14 @@ impl Funk {
             }
             // Of a banded segment, only the window holding the range.
             let w = log.window(from, to, limit.unwrap_or(u64::MAX));
+            windows.push((log, log.is_banded(), w));
+        }
+        let unsorted = windows
+            .iter()
+            .filter(|(_, b, _)| !b)
+            .map(|(_, _, w)| w.bytes());
+        let mut inputs = LogInputs::with_threshold(index_threshold(unsorted, images_cap));
+        for (log, _, w) in windows {
             inputs.add(log, w.start, w.end)?;
             for (offset, len) in w.extra {
                 inputs.add(log, offset, offset + len)?;
@@ -352,20 +356,17 @@ impl Funk {
     /// segments read whole, the indexes of those merged through one, and
     /// a few blocks of each banded one.
     pub fn merge_memory(&self, from: &[u8], to: Option<&[u8]>, images_cap: u64) -> u64 {
-        let windows: Vec<(&Arc<LogSegment>, u64)> = self
+        let windows: Vec<(&Arc<LogSegment>, bool, u64)> = self
             .logs()
-            .map(|l| (l, l.window(from, to, u64::MAX).bytes()))
+            .map(|l| (l, l.is_banded(), l.window(from, to, u64::MAX).bytes()))
             .collect();
-        let unsorted = windows.iter().filter(|(l, _)| !l.is_banded());
-        let threshold = index_threshold(unsorted.map(|&(_, w)| w), images_cap);
+        let unsorted = windows.iter().filter(|(_, b, _)| !b).map(|&(_, _, w)| w);
+        let threshold = index_threshold(unsorted, images_cap);
         windows
             .iter()
-            .map(|&(l, window)| {
-                if l.is_banded() {
-                    window.min(log::BANDED_SCAN_MEMORY)
-                } else {
-                    unsorted_memory(l, window, threshold)
-                }
+            .map(|&(l, banded, window)| match banded {
+                true => window.min(log::BANDED_SCAN_MEMORY),
+                false => unsorted_memory(l, window, threshold),
             })
             .sum()
     }
@@ -400,7 +401,8 @@ pub(crate) fn index_threshold(windows: impl Iterator<Item = u64>, cap: u64) -> u
 }
 
 /// True if a merge whose index threshold is `threshold` (see
-/// [`index_threshold`]) reads `window` bytes of `log` through an index.
+/// [`index_threshold`]; never above [`INDEXED_MERGE_BYTES`]) reads
+/// `window` bytes of `log` through an index.
 pub(crate) fn merged_through_index(log: &LogSegment, window: u64, threshold: u64) -> bool {
     !log.is_banded() && window >= threshold.min(INDEXED_MERGE_BYTES)
 }

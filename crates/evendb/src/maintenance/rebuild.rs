@@ -280,7 +280,8 @@ fn write_run(
     // The images read, and what the run's directory, filters and span take
     // while it is written (growth that cannot be refused): under 40 bytes
     // a record.
-    // (Large logs are read through an index: `funk::INDEXED_MERGE_BYTES`.)
+    // (Large logs, and the largest past working memory's share, are read
+    // through an index: `funk::index_threshold`.)
     let threshold = crate::funk::index_threshold(
         unsorted.iter().map(|l| l.appended()),
         super::room::images_cap(inner),

@@ -207,8 +207,14 @@ impl Version {
     /// This version, `older` linked below it: for a version no other
     /// thread can see yet (see [`link_older`]).
     pub fn with_older(mut self, older: Option<Arc<Version>>) -> Self {
-        self.older = Link::new(older);
+        self.relink(older);
         self
+    }
+
+    /// Gives this version a new link to `older`, made rather than stored
+    /// into (its owner has it alone: see [`link_older`]).
+    fn relink(&mut self, older: Option<Arc<Version>>) {
+        self.older = Link::new(older);
     }
 
     /// Drops everything older than this version (nothing to do, and no
@@ -795,7 +801,7 @@ impl Munk {
 /// swapped and versions dropped, which readers may owe).
 fn link_older(node: &mut Arc<Version>, older: Option<Arc<Version>>) {
     match Arc::get_mut(node) {
-        Some(v) => v.older = Link::new(older),
+        Some(v) => v.relink(older),
         None => node.set_older(older),
     }
 }
