@@ -112,7 +112,7 @@ pub(crate) fn room_for(inner: &DbInner, n: u64) {
 /// no reservation takes. Measured reason: with no bound, a rebuild at the
 /// start of the analytics stream at a 64 MiB budget held 60 MiB of images
 /// and the charge peaked at 66-76 MiB (RSS up to 115 MiB); with the share
-/// (8 MiB), 59-63 MiB (RSS 84-85) for ingestion 10% slower. With the share
+/// (8 MiB), 59-63 MiB (RSS 84-101) for ingestion 8-10% slower. With the share
 /// plus whatever the budget had free when the merge began, the charge
 /// still passed the budget (65 MiB): merges overlap.
 pub(crate) fn images_cap(inner: &DbInner) -> u64 {
