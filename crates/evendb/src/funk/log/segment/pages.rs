@@ -33,8 +33,7 @@ impl LogSegment {
             && a.last_page_write
                 .is_some_and(|t| now.saturating_duration_since(t) < FRESH_PAGE);
         if a.tail.len() != head {
-            // Not kept (the segment was opened, or its buffers gave their
-            // memory back): read it.
+            // Not known yet (the segment was opened): read it.
             a.tail.clear();
             a.tail.resize(head, 0);
             if let Err(e) = self.file.read_at(page, &mut a.tail) {
@@ -52,19 +51,24 @@ impl LogSegment {
         };
         written.map_err(|e| Error::io(&self.path, e))?;
         a.last_page_write = Some(now);
-        // The last page's bytes, for the next write, kept while the
-        // buffers are within their share of the budget: the last ones of
-        // what was there and the buffer.
+        // The last page's bytes, for the next write: the last ones of what
+        // was there and the buffer (`write_out` gives them back past twice
+        // the buffers' share).
         let last = (end % LOG_PAGE) as usize;
-        if last == 0 || self.buffers_over_share() {
+        if last == 0 {
             a.tail = Vec::new();
         } else {
+            // In an allocation of its size: it is charged as it is held.
             let from_buffer = last.min(a.buffer.len());
-            a.tail.drain(..head - (last - from_buffer));
-            a.tail.reserve_exact(from_buffer);
+            let kept = a
+                .tail
+                .get(head - (last - from_buffer)..)
+                .unwrap_or_default();
+            let mut tail = Vec::with_capacity(last);
+            tail.extend_from_slice(kept);
             let new = a.buffer.len() - from_buffer;
-            a.tail
-                .extend_from_slice(a.buffer.get(new..).unwrap_or_default());
+            tail.extend_from_slice(a.buffer.get(new..).unwrap_or_default());
+            a.tail = tail;
         }
         a.buffer.clear();
         a.file_len = end;
@@ -173,6 +177,63 @@ mod tests {
         let replay = LogSegment::open(&fs, dir, 1, &config).expect("reopen");
         assert_eq!(replay.truncated, 0);
         check(&fs, &replay.segment, 75);
+    }
+
+    #[test]
+    fn a_segment_past_the_buffers_share_keeps_its_last_page_for_the_next_write() {
+        let fs = MemFs::new();
+        // A budget whose write buffers' share (16 KiB) one buffer passes.
+        let config = LogConfig {
+            budget: Arc::new(MemoryBudget::new(256 << 10)),
+            ..config()
+        };
+        // Other segments' buffers hold more than the share, less than the
+        // share and a thirty-second of the budget (24 KiB) with this
+        // segment's last page.
+        config.budget.add(Kind::WriteBuffers, (16 << 10) + 64);
+        let counter = AtomicU64::new(1);
+        let seg = create(&fs, &config);
+        append(&seg, 0, 10, &counter, false);
+        seg.flush().expect("flush");
+        assert!(seg.buffers_over_share());
+        // After a sync the next write rewrites the last page whole.
+        seg.sync_to(seg.len()).expect("sync");
+        let end = seg.len();
+        let page = end - end % LOG_PAGE;
+        assert!(
+            end > page && page > FILE_HEADER_LEN as u64,
+            "records end inside a page"
+        );
+        // Damage that page's records in the file: a write that read the
+        // page back would write the damage again.
+        let mut bytes = fs.read_file(&seg.path).expect("file");
+        bytes[page as usize] ^= 0xff;
+        assert!(fs.write_file(&seg.path, &bytes));
+        append(&seg, 10, 1, &counter, true);
+        check(&fs, &seg, 11);
+        // Past that, last pages are given back too.
+        config.budget.add(Kind::WriteBuffers, 8 << 10);
+        append(&seg, 11, 10, &counter, false);
+        seg.flush().expect("flush");
+        assert!(seg.append.lock().tail.is_empty());
+        check(&fs, &seg, 21);
+    }
+
+    #[test]
+    fn a_new_segment_writes_its_first_page_from_memory() {
+        let fs = MemFs::new();
+        let (dir, config, counter) = (Path::new(DIR), config(), AtomicU64::new(1));
+        let seg = create(&fs, &config);
+        // Damage the header in the file: a first write that read its page
+        // back would write the damage again.
+        let mut bytes = fs.read_file(&seg.path).expect("file");
+        bytes[0] ^= 0xff;
+        assert!(fs.write_file(&seg.path, &bytes));
+        append(&seg, 0, 3, &counter, true);
+        check(&fs, &seg, 3);
+        drop(seg);
+        let replay = LogSegment::open(&fs, dir, 1, &config).expect("open");
+        check(&fs, &replay.segment, 3);
     }
 
     #[test]
