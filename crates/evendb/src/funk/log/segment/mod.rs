@@ -723,9 +723,8 @@ impl LogSegment {
 
     /// True when the write buffers and last pages of all segments hold
     /// more than the buffers' share of the budget plus a thirty-second of
-    /// it (2 MiB of a 64 MiB budget: the last pages, 2 KiB on average, of
-    /// about a thousand segments): past that, last pages are given back
-    /// too.
+    /// it (2 MiB of a 64 MiB budget: the last pages of 500 segments or
+    /// more, each under 4 KiB): past that, last pages are given back too.
     fn last_pages_over_share(&self) -> bool {
         let budget = &self.config.budget;
         budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share() + budget.limit() / 32

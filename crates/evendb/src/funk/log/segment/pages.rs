@@ -52,23 +52,18 @@ impl LogSegment {
         written.map_err(|e| Error::io(&self.path, e))?;
         a.last_page_write = Some(now);
         // The last page's bytes, for the next write: the last ones of what
-        // was there and the buffer (`write_out` gives them back past twice
-        // the buffers' share).
+        // was there and the buffer (`write_out` gives them back past the
+        // buffers' share and a thirty-second of the budget).
         let last = (end % LOG_PAGE) as usize;
         if last == 0 {
             a.tail = Vec::new();
         } else {
-            // In an allocation of its size: it is charged as it is held.
             let from_buffer = last.min(a.buffer.len());
-            let kept = a
-                .tail
-                .get(head - (last - from_buffer)..)
-                .unwrap_or_default();
-            let mut tail = Vec::with_capacity(last);
-            tail.extend_from_slice(kept);
+            a.tail.drain(..head - (last - from_buffer));
+            a.tail.reserve_exact(from_buffer);
             let new = a.buffer.len() - from_buffer;
-            tail.extend_from_slice(a.buffer.get(new..).unwrap_or_default());
-            a.tail = tail;
+            a.tail
+                .extend_from_slice(a.buffer.get(new..).unwrap_or_default());
         }
         a.buffer.clear();
         a.file_len = end;
