@@ -27,6 +27,8 @@ impl LogSegment {
         self.write_buffer(&mut a)?;
         a.frozen = true;
         a.buffer = Vec::new();
+        // No more writes: the last page's bytes are not needed.
+        a.tail = Vec::new();
         self.recharge_buffer(&mut a);
         let len = a.len;
         if let Some(blocks) = a.span.freeze(len) {

@@ -215,6 +215,25 @@ mod tests {
     }
 
     #[test]
+    fn a_frozen_segment_gives_its_last_page_back() {
+        let fs = MemFs::new();
+        let config = LogConfig {
+            budget: Arc::new(MemoryBudget::new(1 << 20)),
+            ..config()
+        };
+        let counter = AtomicU64::new(1);
+        let seg = create(&fs, &config);
+        append(&seg, 0, 3, &counter, false);
+        seg.flush().expect("flush");
+        assert!(!seg.append.lock().tail.is_empty());
+        assert!(config.budget.kind_used(Kind::WriteBuffers) > 0);
+        seg.freeze().expect("freeze");
+        assert!(seg.append.lock().tail.is_empty());
+        assert_eq!(config.budget.kind_used(Kind::WriteBuffers), 0);
+        check(&fs, &seg, 3);
+    }
+
+    #[test]
     fn a_new_segment_writes_its_first_page_from_memory() {
         let fs = MemFs::new();
         let (dir, config, counter) = (Path::new(DIR), config(), AtomicU64::new(1));
