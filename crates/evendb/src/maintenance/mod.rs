@@ -87,9 +87,14 @@ pub(crate) fn urgent_worker(inner: &Arc<DbInner>) {
 }
 
 /// Runs one turn of a maintenance thread: logs its failure, and poisons
-/// the store if it panics (the thread goes on serving shutdown).
+/// the store if it panics (the thread goes on serving shutdown). Then
+/// closes the removed files that only the list of removed files still
+/// holds (`OpenFiles::close_removed`): the turn that removed them held
+/// them itself while it ran, and they go now rather than at the memory
+/// keeper's next look.
 fn guarded(inner: &DbInner, turn: impl FnOnce() -> Result<()>) {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(turn));
+    inner.open_files.close_removed();
     if let Some(took) = inner.trimmer.maybe_trim(&inner.budget) {
         let c = inner.counters.local();
         stats::add(&c.memory_trims, 1);
