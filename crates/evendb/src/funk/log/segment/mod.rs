@@ -697,8 +697,9 @@ impl LogSegment {
         // A frozen segment takes no more appends, and past their share
         // the buffers give their memory back. The last page's bytes (under
         // a page) stay until buffers and last pages take that share and a
-        // thirty-second of the budget (buffers go first): without them the segment's next write reads
-        // that page back, in the put that writes it (see `write_pages`).
+        // thirty-second of the budget (buffers go first): without them the
+        // segment's next write reads that page back, in the put that
+        // writes it (see `write_pages`).
         // Measured reason: P zipf-composite at 8x a 256 MiB cap, with the
         // last pages given back past the buffers' share, puts read pages
         // back in 311 of the workers' uninterruptible waits, one for 681
