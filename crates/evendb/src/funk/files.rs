@@ -195,10 +195,20 @@ mod tests {
     use crate::vfs::{MemFs, Storage};
     use std::path::Path;
 
-    fn segment(fs: &MemFs, number: u64) -> Arc<LogSegment> {
+    /// Log `number`, opened through `files`, then removed while held: the
+    /// holder, and a weak reference that says whether it is still open.
+    fn removed_while_held(
+        files: &OpenFiles,
+        fs: &MemFs,
+        number: u64,
+    ) -> (Arc<LogSegment>, Weak<LogSegment>) {
         let config = LogConfig::for_tests(16 << 10, 1);
         let seg = LogSegment::create(fs, Path::new("/f"), number, 1, &config).expect("create");
-        Arc::new(seg)
+        let held = Arc::new(seg);
+        files.add_log(&held);
+        let file = Arc::downgrade(&held);
+        files.forget(number);
+        (held, file)
     }
 
     #[test]
@@ -207,10 +217,7 @@ mod tests {
         fs.create_dir_all(Path::new("/f")).expect("directory");
         let files = OpenFiles::default();
         files.set_closer_runs(true);
-        let held = segment(&fs, 1);
-        files.add_log(&held);
-        let file = Arc::downgrade(&held);
-        files.forget(1);
+        let (held, file) = removed_while_held(&files, &fs, 1);
         assert!(files.live_log(1).is_none(), "forgotten");
         // Still held by its reader: the closer keeps it.
         files.close_removed();
@@ -223,19 +230,13 @@ mod tests {
 
         // Without a closer, a removed file goes with its last holder.
         files.set_closer_runs(false);
-        let held = segment(&fs, 2);
-        files.add_log(&held);
-        let file = Arc::downgrade(&held);
-        files.forget(2);
+        let (held, file) = removed_while_held(&files, &fs, 2);
         drop(held);
         assert!(file.upgrade().is_none());
 
         // A closer that stops lets go of what it held.
         files.set_closer_runs(true);
-        let held = segment(&fs, 3);
-        files.add_log(&held);
-        let file = Arc::downgrade(&held);
-        files.forget(3);
+        let (held, file) = removed_while_held(&files, &fs, 3);
         drop(held);
         assert!(file.upgrade().is_some());
         files.set_closer_runs(false);

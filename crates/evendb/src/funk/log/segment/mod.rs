@@ -718,8 +718,7 @@ impl LogSegment {
     /// True when the write buffers of all segments hold more than their
     /// share of the budget.
     fn buffers_over_share(&self) -> bool {
-        let budget = &self.config.budget;
-        budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share()
+        self.write_buffers_over(0)
     }
 
     /// True when the write buffers and last pages of all segments hold
@@ -727,8 +726,14 @@ impl LogSegment {
     /// it (2 MiB of a 64 MiB budget: the last pages of 500 segments or
     /// more, each under 4 KiB): past that, last pages are given back too.
     fn last_pages_over_share(&self) -> bool {
+        self.write_buffers_over(self.config.budget.limit() / 32)
+    }
+
+    /// True when write buffers and last pages take more than the buffers'
+    /// share of the budget plus `allowance`.
+    fn write_buffers_over(&self, allowance: u64) -> bool {
         let budget = &self.config.budget;
-        budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share() + budget.limit() / 32
+        budget.kind_used(Kind::WriteBuffers) > budget.write_buffer_share() + allowance
     }
 
     /// Charges the write buffer's capacity, and the last page's bytes

@@ -94,6 +94,14 @@ mod tests {
         LogConfig::for_tests(16 << 10, 4)
     }
 
+    /// [`config`] with a budget of `bytes` of its own.
+    fn config_with_budget(bytes: u64) -> LogConfig {
+        LogConfig {
+            budget: Arc::new(MemoryBudget::new(bytes)),
+            ..config()
+        }
+    }
+
     /// Segment 1 of a new directory [`DIR`] of `fs`.
     fn create(fs: &MemFs, config: &LogConfig) -> LogSegment {
         fs.create_dir_all(Path::new(DIR)).expect("directory");
@@ -178,10 +186,7 @@ mod tests {
     fn a_segment_past_the_buffers_share_keeps_its_last_page_for_the_next_write() {
         let fs = MemFs::new();
         // A budget whose write buffers' share (16 KiB) one buffer passes.
-        let config = LogConfig {
-            budget: Arc::new(MemoryBudget::new(256 << 10)),
-            ..config()
-        };
+        let config = config_with_budget(256 << 10);
         // Other segments' buffers hold more than the share, less than the
         // share and a thirty-second of the budget (24 KiB) with this
         // segment's last page.
@@ -217,10 +222,7 @@ mod tests {
     #[test]
     fn a_frozen_segment_gives_its_last_page_back() {
         let fs = MemFs::new();
-        let config = LogConfig {
-            budget: Arc::new(MemoryBudget::new(1 << 20)),
-            ..config()
-        };
+        let config = config_with_budget(1 << 20);
         let counter = AtomicU64::new(1);
         let seg = create(&fs, &config);
         append(&seg, 0, 3, &counter, false);
