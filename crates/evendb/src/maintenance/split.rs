@@ -129,6 +129,10 @@ pub(super) fn munk_split(
         Prepared::new(snapshot, cut, more, &chunk.min_key, inner)
     };
     let mut prepared = prepare();
+    // The active segment's buffered appends are written before the lock
+    // is taken, so that the flush under it writes only what came since
+    // (see `flush_before_lock`).
+    flush_before_lock(inner, chunk)?;
     // Then, with puts stopped, carry over what they changed meanwhile.
     let frozen = chunk.rebalance.write();
     let Some(funk) = chunk.funk().filter(|_| current()) else {
@@ -611,6 +615,7 @@ pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<Vec<u8>>)
     let started = Instant::now();
     let segments = extra_logs(inner, chunk, at.len() + 1)?;
     crate::failpoint::failpoint!(inner, "adopt_split.after_segments");
+    flush_before_lock(inner, chunk)?;
     let frozen = chunk.rebalance.write();
     if chunk.has_munk() || chunk.is_retired() {
         return Ok(()); // A munk load won the chunk meanwhile.
@@ -648,6 +653,19 @@ pub(super) fn adopt_split(inner: &DbInner, chunk: &Arc<Chunk>, at: Vec<Vec<u8>>)
     remove_unreferenced(inner, &[funk.files()]);
     count(inner, crate::stats::Rebuild::Split, started, 0);
     Ok(())
+}
+
+/// Writes the buffered appends of `chunk`'s active segment to its file
+/// with no chunk lock held; a split then flushes it again under the lock,
+/// which writes only what puts appended in between. Measured reason: in
+/// P zipf-composite at 8x a 64 MiB budget an adopted split held the lock
+/// (and every put to the chunk) up to 24 ms, its flush the only I/O under
+/// it: a write into the page cache of a cgroup at its limit.
+fn flush_before_lock(inner: &DbInner, chunk: &Chunk) -> Result<()> {
+    match chunk.funk().map(|f| f.active.flush()) {
+        Some(Err(e)) => inner.poison(e),
+        _ => Ok(()),
+    }
 }
 
 /// Creates `n` empty segments and publishes them as extra logs of `chunk`
