@@ -90,7 +90,7 @@ pub(crate) fn load_munk(
         return Ok(true);
     }
     let funk = inner.open_funk(chunk)?;
-    let limits: Vec<u64> = funk.logs().map(|l| l.len()).collect();
+    let mut limits: Vec<u64> = funk.logs().map(|l| l.len()).collect();
     let w = inner.versions.refresh_watermark();
     // Everything the load holds in memory is charged before it is taken:
     // the log images it reads, then each entry as it is built; a refusal
@@ -145,7 +145,6 @@ pub(crate) fn load_munk(
     // records at a 64 MiB budget, the longest holds of that lock there;
     // with the first pass, up to 2.4 ms, and the load's puts waited for
     // chunk locks 45% less (docs/results/2026-11-28-lock-holds).
-    let mut limits = limits;
     if !catch_up(inner, chunk, &funk, &munk, &mut limits, w)? {
         return Ok(false);
     }
