@@ -203,6 +203,11 @@ impl Chunk {
         self.queued.fetch_or(bits, Ordering::AcqRel) & bits == 0
     }
 
+    /// True if any of `bits` is queued.
+    pub fn is_queued(&self, bits: u8) -> bool {
+        self.queued.load(Ordering::Acquire) & bits != 0
+    }
+
     pub fn clear_queued(&self, bits: u8) {
         self.queued.fetch_and(!bits, Ordering::AcqRel);
     }

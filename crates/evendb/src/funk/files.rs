@@ -78,15 +78,26 @@ impl OpenFiles {
             .collect()
     }
 
-    /// Drops the sorted indexes of every open segment (memory pressure).
-    pub fn drop_log_indexes(&self) {
-        let logs: Vec<Arc<LogSegment>> = self
+    /// Drops sorted indexes of open segments, least recently used first,
+    /// until `enough()` or none is left (memory pressure). Dropping them
+    /// all at once made the next scans rebuild each, reading its whole
+    /// log again.
+    pub fn drop_log_indexes(&self, enough: impl Fn() -> bool) {
+        let mut indexed: Vec<(u64, Arc<LogSegment>)> = self
             .logs
             .lock()
             .values()
             .filter_map(Weak::upgrade)
+            .filter_map(|l| {
+                let (used, bytes) = l.index_use();
+                (bytes > 0).then_some((used, l))
+            })
             .collect();
-        for l in logs {
+        indexed.sort_unstable_by_key(|(used, _)| *used);
+        for (_, l) in indexed {
+            if enough() {
+                break;
+            }
             l.drop_index();
         }
     }
@@ -241,5 +252,45 @@ mod tests {
         assert!(file.upgrade().is_some());
         files.set_closer_runs(false);
         assert!(file.upgrade().is_none());
+    }
+
+    #[test]
+    fn memory_pressure_drops_the_least_recently_used_indexes_first() {
+        let fs = MemFs::new();
+        fs.create_dir_all(Path::new("/f")).expect("directory");
+        let files = OpenFiles::default();
+        let config = LogConfig::for_tests(16 << 10, 1);
+        let budget = config.budget.clone();
+        let counter = std::sync::atomic::AtomicU64::new(1);
+        let segs: Vec<Arc<LogSegment>> = (1..=3)
+            .map(|n| {
+                let seg = LogSegment::create(&fs, Path::new("/f"), n, 1, &config).expect("create");
+                for k in (0..200u32).rev() {
+                    let key = format!("{n}-{k:05}");
+                    seg.append(key.as_bytes(), Some(b"value"), 1, &counter, true)
+                        .expect("append");
+                }
+                let seg = Arc::new(seg);
+                files.add_log(&seg);
+                seg
+            })
+            .collect();
+        for s in &segs {
+            s.sorted_index(&|_| {}).expect("index");
+        }
+        // Segment 1's index is used again: segment 2's is now the oldest.
+        segs[0].sorted_index(&|_| {}).expect("index");
+        let each = segs[1].index_use().1;
+        assert!(each > 0 && segs.iter().all(|s| s.index_use().1 > 0));
+        // Room for one byte more than is free: one index goes, the oldest.
+        let want = budget.free() + 1;
+        files.drop_log_indexes(|| budget.free() >= want);
+        let kept: Vec<bool> = segs.iter().map(|s| s.index_use().1 > 0).collect();
+        assert_eq!(kept, [true, false, true]);
+
+        // More than all of them free up: every index goes.
+        files.drop_log_indexes(|| false);
+        assert!(segs.iter().all(|s| s.index_use().1 == 0));
+        assert_eq!(budget.kind_used(crate::cache::budget::Kind::Indexes), 0);
     }
 }

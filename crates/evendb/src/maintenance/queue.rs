@@ -62,6 +62,29 @@ impl Maintenance {
         self.cv.notify_all();
     }
 
+    /// Moves `chunk`'s queued tasks ahead of the other tasks
+    /// [`Maintenance::push`] queued (behind the urgent ones and the munk
+    /// rebalances): a scan found its funk waiting for a rebuild.
+    pub fn bump(&self, chunk: &Arc<Chunk>) {
+        let mut q = self.queue.lock();
+        let mine = |t: &(Arc<Chunk>, u8)| Arc::ptr_eq(&t.0, chunk);
+        if q.normal.front().is_some_and(mine) {
+            return;
+        }
+        let mut moved = Vec::new();
+        q.normal.retain(|t| {
+            if mine(t) {
+                moved.push(t.clone());
+                false
+            } else {
+                true
+            }
+        });
+        for t in moved.into_iter().rev() {
+            q.normal.push_front(t);
+        }
+    }
+
     /// True if a task is waiting.
     pub fn has_tasks(&self) -> bool {
         let q = self.queue.lock();
@@ -260,6 +283,32 @@ mod tests {
         q.push(chunk(6), task::MUNK_REBALANCE);
         assert!(matches!(q.next(Duration::ZERO, true), Some(None)));
         assert!(q.has_tasks());
+    }
+
+    #[test]
+    fn a_bumped_chunk_goes_ahead_of_other_tasks_and_behind_munk_rebalances() {
+        let q = Maintenance::default();
+        let chunks: Vec<Arc<Chunk>> = (0..5)
+            .map(|id| Arc::new(Chunk::new(id, Vec::new(), None, Default::default())))
+            .collect();
+        q.push(chunks[1].clone(), task::FUNK_REBALANCE);
+        q.push(chunks[2].clone(), task::FUNK_REBALANCE);
+        q.push(chunks[3].clone(), task::FUNK_REBALANCE);
+        q.push(chunks[3].clone(), task::COMPACT_LOG);
+        q.push(chunks[4].clone(), task::MUNK_REBALANCE);
+        q.bump(&chunks[3]);
+        q.bump(&chunks[0]); // Not queued: nothing moves.
+        q.bump(&chunks[3]); // Already first.
+        let mut order = Vec::new();
+        while let Some(Some((c, bits))) = q.next(Duration::ZERO, false) {
+            order.push((c.id, bits));
+        }
+        let (f, c, m) = (
+            task::FUNK_REBALANCE,
+            task::COMPACT_LOG,
+            task::MUNK_REBALANCE,
+        );
+        assert_eq!(order, [(4, m), (3, f), (3, c), (1, f), (2, f)]);
     }
 
     #[test]

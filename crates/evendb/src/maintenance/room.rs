@@ -272,9 +272,12 @@ pub(crate) fn make_room(inner: &DbInner, n: u64, except: Option<&Arc<Chunk>>) ->
         match inner.munks.coldest(except) {
             Some(victim) => evict_munk(inner, &victim),
             None => {
-                // No munk left to evict: log indexes go last (they are
-                // rebuilt on demand, but each rebuild reads a whole log).
-                inner.open_files.drop_log_indexes();
+                // No munk left to evict: log indexes go last, the least
+                // recently used first (they are rebuilt on demand, but
+                // each rebuild reads a whole log).
+                inner
+                    .open_files
+                    .drop_log_indexes(|| inner.budget.free() >= target);
                 break;
             }
         }

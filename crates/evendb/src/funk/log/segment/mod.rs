@@ -208,6 +208,9 @@ pub(crate) struct LogSegment {
     versions: [AtomicU64; 2],
     /// The sorted index, once a scan asked for it (see `index`).
     index: ArcSwapOption<SegmentIndex>,
+    /// When a scan last used the index ([`index_tick`]): memory pressure
+    /// drops the least recently used first.
+    index_used: AtomicU64,
     /// Serializes building and extending the index.
     index_build: Mutex<()>,
     /// Set for a segment stored in blocks (a sorted run): where they lie.
@@ -372,6 +375,7 @@ impl LogSegment {
             max_counter: AtomicU64::new(0),
             versions: [AtomicU64::new(u64::MAX), AtomicU64::new(0)],
             index: ArcSwapOption::empty(),
+            index_used: AtomicU64::new(0),
             index_build: Mutex::new(()),
             blocks,
         }

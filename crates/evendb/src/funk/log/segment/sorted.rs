@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// A count of sorted-index uses across the process: the order in which
+/// memory pressure drops indexes (least recently used first).
+fn index_tick() -> u64 {
+    static TICK: AtomicU64 = AtomicU64::new(1);
+    TICK.fetch_add(1, Ordering::Relaxed)
+}
+
 impl LogSegment {
     /// The sorted index of every record published so far, built or
     /// extended now if needed (reading only what it does not cover yet).
@@ -10,6 +17,7 @@ impl LogSegment {
     /// quarter of the memory budget (munks make room for it), or beyond
     /// that if the budget has room; otherwise it serves this caller only.
     pub fn sorted_index(&self, room: &dyn Fn(u64)) -> Result<Arc<SegmentIndex>> {
+        self.index_used.store(index_tick(), Ordering::Relaxed);
         let len = self.len();
         if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
             return Ok(ix);
@@ -76,6 +84,13 @@ impl LogSegment {
             },
             end,
         )
+    }
+
+    /// When a scan last used the sorted index, and the memory it takes (0
+    /// without one).
+    pub fn index_use(&self) -> (u64, u64) {
+        let bytes = self.index.load().as_ref().map_or(0, |ix| ix.bytes());
+        (self.index_used.load(Ordering::Relaxed), bytes)
     }
 
     /// Drops the sorted index (to free memory; it is rebuilt on demand).
