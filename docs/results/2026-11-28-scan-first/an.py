@@ -1,0 +1,17 @@
+import collections, re, sys
+from fold import stacks
+def clean(f): return re.sub(r'<impl [^>]*>::', '', f).split(' (')[0]
+threads=collections.Counter(); incl=collections.Counter(); leaf=collections.Counter(); total=0
+sel=sys.argv[2] if len(sys.argv)>2 else ''
+for comm, st in stacks(sys.argv[1]):
+    total+=1; threads[comm]+=1
+    if sel and not comm.startswith(sel): continue
+    frames=[clean(f) for f in st]
+    seen=set()
+    for f in frames:
+        g=re.sub(r'::h[0-9a-f]{16}$','',f)[:110]
+        if g not in seen: seen.add(g); incl[g]+=1
+    leaf[re.sub(r'::h[0-9a-f]{16}$','',frames[0])[:110] if frames else '?']+=1
+print('samples',total,threads.most_common(8))
+print('# inclusive'); [print(v,k) for k,v in incl.most_common(int(sys.argv[3]) if len(sys.argv)>3 else 60)]
+print('# leaf'); [print(v,k) for k,v in leaf.most_common(25)]
