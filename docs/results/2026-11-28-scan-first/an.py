@@ -1,5 +1,9 @@
+"""Samples per thread, inclusive and leaf frames of `perf script -F comm,tid,ip,sym`
+output (profpe.sh). python3 an.py <script.txt> [thread prefix] [rows]"""
 import collections, re, sys
-from fold import stacks
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../2026-11-28-value-blocks/queries'))
+from fold import stacks  # noqa: E402
 def clean(f): return re.sub(r'<impl [^>]*>::', '', f).split(' (')[0]
 threads=collections.Counter(); incl=collections.Counter(); leaf=collections.Counter(); total=0
 sel=sys.argv[2] if len(sys.argv)>2 else ''
