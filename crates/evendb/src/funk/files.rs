@@ -88,10 +88,7 @@ impl OpenFiles {
             .lock()
             .values()
             .filter_map(Weak::upgrade)
-            .filter_map(|l| {
-                let (used, bytes) = l.index_use();
-                (bytes > 0).then_some((used, l))
-            })
+            .filter_map(|l| Some((l.index_last_used()?, l)))
             .collect();
         indexed.sort_unstable_by_key(|(used, _)| *used);
         for (_, l) in indexed {
@@ -280,17 +277,16 @@ mod tests {
         }
         // Segment 1's index is used again: segment 2's is now the oldest.
         segs[0].sorted_index(&|_| {}).expect("index");
-        let each = segs[1].index_use().1;
-        assert!(each > 0 && segs.iter().all(|s| s.index_use().1 > 0));
+        assert!(segs.iter().all(|s| s.index_last_used().is_some()));
         // Room for one byte more than is free: one index goes, the oldest.
         let want = budget.free() + 1;
         files.drop_log_indexes(|| budget.free() >= want);
-        let kept: Vec<bool> = segs.iter().map(|s| s.index_use().1 > 0).collect();
+        let kept: Vec<bool> = segs.iter().map(|s| s.index_last_used().is_some()).collect();
         assert_eq!(kept, [true, false, true]);
 
         // More than all of them free up: every index goes.
         files.drop_log_indexes(|| false);
-        assert!(segs.iter().all(|s| s.index_use().1 == 0));
+        assert!(segs.iter().all(|s| s.index_last_used().is_none()));
         assert_eq!(budget.kind_used(crate::cache::budget::Kind::Indexes), 0);
     }
 }

@@ -86,11 +86,10 @@ impl LogSegment {
         )
     }
 
-    /// When a scan last used the sorted index, and the memory it takes (0
-    /// without one).
-    pub fn index_use(&self) -> (u64, u64) {
-        let bytes = self.index.load().as_ref().map_or(0, |ix| ix.bytes());
-        (self.index_used.load(Ordering::Relaxed), bytes)
+    /// When a scan last used the sorted index; `None` without one.
+    pub fn index_last_used(&self) -> Option<u64> {
+        let used = self.index_used.load(Ordering::Relaxed);
+        self.index.load().is_some().then_some(used)
     }
 
     /// Drops the sorted index (to free memory; it is rebuilt on demand).
