@@ -289,3 +289,52 @@ fn a_time_ordered_load_keeps_munks_only_where_the_keys_arrive() {
     }
     assert_eq!(common::all(&db).len(), n as usize);
 }
+
+#[test]
+fn a_reverse_scan_counts_one_access_per_chunk_however_many_windows_it_reads() {
+    // Postmortem: each window of a reverse scan counted an access to its
+    // chunk, and "the latest 1,000 events" read a chunk in about seven
+    // windows, so one newest-first query made its chunk hot enough for a
+    // munk: the stream's queries loaded and evicted about 100 munks in ten
+    // seconds. A scan now counts one access per chunk, whichever way it
+    // reads.
+    let fs = MemFs::new();
+    let options = || {
+        Options::default()
+            .storage(Arc::new(fs.clone()))
+            .memory_budget(64 << 20)
+            .maintenance_threads(0)
+    };
+    let n = 2000;
+    {
+        let db = options().open(common::dir()).expect("open");
+        for i in 0..n {
+            db.put(key(i), [i as u8; 1000]).expect("put");
+        }
+        db.flush().expect("flush");
+    }
+    // Reopened, the chunk has no munk: its reads come from its funk.
+    let db = options().open(common::dir()).expect("reopen");
+    let chunks = db.chunks().expect("chunks");
+    assert_eq!(chunks.len(), 1, "one chunk");
+    assert!(chunks[0].munk_bytes.is_none(), "no munk after a reopen");
+    let before = db.stats();
+    let back: Vec<_> = db
+        .scan::<&[u8], _>(..)
+        .rev()
+        .map(|kv| kv.expect("scan").0)
+        .collect();
+    assert_eq!(back.len(), n as usize);
+    assert_eq!(back.first(), Some(&key(n - 1)));
+    let after = db.stats();
+    assert_eq!(
+        after.munk_loads, before.munk_loads,
+        "one scan is one access, not a reason for a munk: {after:?}"
+    );
+    // Reads that do count as many accesses still load it.
+    for _ in 0..16 {
+        assert_eq!(db.scan::<&[u8], _>(..).rev().take(10).count(), 10);
+    }
+    assert_eq!(db.stats().munk_loads, before.munk_loads + 1);
+    assert!(db.chunks().expect("chunks")[0].munk_bytes.is_some());
+}
