@@ -8,6 +8,17 @@ use super::*;
 use crate::funk::log::blocks;
 use parking_lot::RwLock;
 
+/// The largest read buffer a thread keeps for its next reads of blocks.
+const MAX_KEPT_FRAMES: usize = 512 << 10;
+
+thread_local! {
+    /// This thread's buffer for the stored bytes of the blocks it reads:
+    /// a scan reads up to 128 KiB of blocks at a time, and a new zeroed
+    /// buffer for each read cost fresh pages and their return to the
+    /// system (as the table's gets, which keep theirs).
+    static FRAMES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// How a segment stored in blocks is written and where its blocks lie.
 #[derive(Debug)]
 pub(super) struct Blocks {
@@ -100,12 +111,43 @@ impl LogSegment {
             })?;
             (map.at(i), (i..=j).map(|k| map.at(k)).collect::<Vec<_>>())
         };
-        let (last_logical, last_file) = blocks.last().copied().unwrap_or(first);
+        let (_, last_file) = blocks.last().copied().unwrap_or(first);
         let stored = usize::try_from(last_file - first.1)
             .map_err(|_| Error::corruption(&self.path, first.1, "log range too large"))?;
-        let mut frames = vec![0u8; stored];
+        FRAMES.with(|f| match f.try_borrow_mut() {
+            Ok(mut frames) => {
+                let out = self.decode_frames(&blocks, first, stored, &mut frames, buf);
+                if frames.capacity() > MAX_KEPT_FRAMES {
+                    *frames = Vec::new();
+                }
+                out
+            }
+            Err(_) => self.decode_frames(&blocks, first, stored, &mut Vec::new(), buf),
+        })?;
+        let skip = (start - first.0) as usize;
+        buf.truncate(skip + (end - start) as usize);
+        buf.drain(..skip);
+        Ok(())
+    }
+
+    /// Reads the `stored` bytes of `blocks` (the first at `first`) into
+    /// `frames`, checks them and appends their records to `buf`.
+    fn decode_frames(
+        &self,
+        blocks: &[(u64, u64)],
+        first: (u64, u64),
+        stored: usize,
+        frames: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        let (last_logical, _) = blocks.last().copied().unwrap_or(first);
+        // (Zeroed only where the buffer grows.)
+        if frames.len() < stored {
+            frames.resize(stored, 0);
+        }
+        let frames = &mut frames[..stored];
         self.file
-            .read_at(first.1, &mut frames)
+            .read_at(first.1, frames)
             .map_err(|e| Error::io(&self.path, e))?;
         buf.reserve(usize::try_from(last_logical - first.0).unwrap_or(0));
         for pair in blocks.windows(2) {
@@ -119,9 +161,6 @@ impl LogSegment {
                 return Err(corrupt("log block holds another length than its place"));
             }
         }
-        let skip = (start - first.0) as usize;
-        buf.truncate(skip + (end - start) as usize);
-        buf.drain(..skip);
         Ok(())
     }
 }
