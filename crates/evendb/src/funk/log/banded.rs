@@ -13,6 +13,7 @@
 //! in reads that grow from 8 KiB of blocks (one block at least) to 128
 //! KiB as the scan goes on.
 
+use super::buffers::{BufferPool, READS};
 use super::segment::LogSegment;
 use super::span::Pieces;
 use crate::error::Result;
@@ -27,44 +28,6 @@ const MAX_READ_BYTES: u64 = 128 << 10;
 
 /// Images of earlier reads a scan keeps to read into again.
 const KEPT_IMAGES: usize = 2;
-
-/// Image buffers a thread keeps from its finished scans for its next ones,
-/// and the largest kept. A newest-first query reads a chunk in several
-/// windows, each a new scan of each segment; a new buffer for each of
-/// their reads (128 KiB, past the allocator's small sizes) cost an
-/// allocation of fresh pages and their return to the system, a ninth of
-/// the stream's query time at 1 GiB. At most 512 KiB a thread.
-const SPARE_IMAGES: usize = 2;
-const SPARE_IMAGE_BYTES: usize = 2 * MAX_READ_BYTES as usize;
-
-thread_local! {
-    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A buffer of this thread's spares, else a new one.
-fn spare_image() -> Vec<u8> {
-    SPARE
-        .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// Keeps `buf` among this thread's spares if there is room and it is not
-/// too large.
-fn keep_spare(mut buf: Vec<u8>) {
-    if buf.capacity() > SPARE_IMAGE_BYTES {
-        return;
-    }
-    buf.clear();
-    let _ = SPARE.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            if s.len() < SPARE_IMAGES {
-                s.push(buf);
-            }
-        }
-    });
-}
 
 /// About the most a scan of a banded segment holds at once: a read of
 /// [`MAX_READ_BYTES`] of blocks (or one 64 KiB section and the two before
@@ -149,8 +112,10 @@ pub(crate) struct BandedScan {
     /// The bytes of the last reads: once no pending record refers to one,
     /// the next read goes into it instead of a new buffer (a new one of
     /// 128 KiB, past glibc's mmap threshold, cost a map, zeroed pages and
-    /// an unmap per read).
+    /// an unmap per read). New ones come from `pool`, and go back to it
+    /// when the scan is dropped.
     images: Vec<Arc<Vec<u8>>>,
+    pool: &'static BufferPool,
 }
 
 impl Drop for BandedScan {
@@ -159,7 +124,7 @@ impl Drop for BandedScan {
         self.pending.clear();
         for image in self.images.drain(..) {
             if let Ok(buf) = Arc::try_unwrap(image) {
-                keep_spare(buf);
+                self.pool.give(buf);
             }
         }
     }
@@ -192,6 +157,7 @@ impl BandedScan {
             pending: VecDeque::new(),
             outliers: Vec::new(),
             images: Vec::new(),
+            pool: &READS,
         };
         // Outliers may hold any key of the range: read them first (and
         // skip them when their section is read: they may be returned by
@@ -210,7 +176,7 @@ impl BandedScan {
         let free = self.images.iter().position(|b| Arc::strong_count(b) == 1);
         let buf = free
             .and_then(|i| Arc::try_unwrap(self.images.swap_remove(i)).ok())
-            .unwrap_or_else(spare_image);
+            .unwrap_or_else(|| self.pool.take());
         let image = self.seg.image_range_into(start, end, buf)?;
         if self.images.len() >= KEPT_IMAGES {
             self.images.remove(0);
@@ -479,32 +445,35 @@ mod tests {
     }
 
     #[test]
-    fn a_finished_scan_leaves_its_buffers_to_the_next_scan_of_its_thread() {
+    fn a_finished_scan_leaves_its_buffers_to_the_next_scan() {
         let fs = MemFs::new();
         let keys: Vec<u32> = (0..4000).map(|i| i * 10).collect();
         let (seg, model) = segment(&fs, 1, &keys);
-        let spares = || SPARE.with(|s| s.borrow().len());
-        let pointers = || SPARE.with(|s| s.borrow().iter().map(|b| b.as_ptr()).collect::<Vec<_>>());
-        SPARE.with(|s| s.borrow_mut().clear());
-        assert_eq!(scan(&seg, b"", None).len(), model.len());
-        assert_eq!(spares(), SPARE_IMAGES, "the scan's buffers are kept");
-        let kept = pointers();
+        // A pool of its own (the engine's is shared with other tests).
+        let pool: &'static BufferPool = Box::leak(Box::new(BufferPool::new()));
+        let open = || {
+            let mut s = BandedScan::new(&seg, b"", None)
+                .expect("scan")
+                .expect("banded");
+            s.pool = pool;
+            s
+        };
+        let mut first = open();
+        let mut n = 0;
+        while let Some(k) = first.peek_key().expect("read").map(<[u8]>::to_vec) {
+            assert!(!first.take(&k).is_empty());
+            n += 1;
+        }
+        assert_eq!(n, model.len());
+        assert_eq!(pool.len(), 0, "a scan keeps its buffers while it lives");
+        drop(first);
+        assert_eq!(pool.len(), KEPT_IMAGES, "the scan's buffers go back");
         // The next scan reads into them rather than into new buffers.
-        let mut next = BandedScan::new(&seg, b"", None)
-            .expect("scan")
-            .expect("banded");
+        let mut next = open();
         next.peek_key().expect("read");
-        assert!(spares() < SPARE_IMAGES);
-        assert!(
-            next.images.iter().all(|b| kept.contains(&b.as_ptr())),
-            "the first reads went into kept buffers"
-        );
+        assert!(pool.len() < KEPT_IMAGES, "the next scan took them");
         drop(next);
-        assert_eq!(spares(), SPARE_IMAGES, "never more than the bound");
-        // A buffer past the largest kept is let go.
-        SPARE.with(|s| s.borrow_mut().clear());
-        keep_spare(Vec::with_capacity(SPARE_IMAGE_BYTES + 1));
-        assert_eq!(spares(), 0);
+        assert_eq!(pool.len(), KEPT_IMAGES);
     }
 
     #[test]

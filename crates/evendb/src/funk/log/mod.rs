@@ -2,6 +2,7 @@
 
 mod banded;
 mod blocks;
+pub(crate) mod buffers;
 mod check;
 pub(crate) mod format;
 mod index;

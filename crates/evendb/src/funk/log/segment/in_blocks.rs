@@ -6,18 +6,8 @@
 
 use super::*;
 use crate::funk::log::blocks;
+use crate::funk::log::buffers::READS;
 use parking_lot::RwLock;
-
-/// The largest read buffer a thread keeps for its next reads of blocks.
-const MAX_KEPT_FRAMES: usize = 512 << 10;
-
-thread_local! {
-    /// This thread's buffer for the stored bytes of the blocks it reads:
-    /// a scan reads up to 128 KiB of blocks at a time, and a new zeroed
-    /// buffer for each read cost fresh pages and their return to the
-    /// system (as the table's gets, which keep theirs).
-    static FRAMES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
 
 /// How a segment stored in blocks is written and where its blocks lie.
 #[derive(Debug)]
@@ -114,16 +104,12 @@ impl LogSegment {
         let (_, last_file) = blocks.last().copied().unwrap_or(first);
         let stored = usize::try_from(last_file - first.1)
             .map_err(|_| Error::corruption(&self.path, first.1, "log range too large"))?;
-        FRAMES.with(|f| match f.try_borrow_mut() {
-            Ok(mut frames) => {
-                let out = self.decode_frames(&blocks, first, stored, &mut frames, buf);
-                if frames.capacity() > MAX_KEPT_FRAMES {
-                    *frames = Vec::new();
-                }
-                out
-            }
-            Err(_) => self.decode_frames(&blocks, first, stored, &mut Vec::new(), buf),
-        })?;
+        // The stored bytes go through a buffer of the pool, back to it
+        // after (see `buffers`).
+        let mut frames = READS.take();
+        let decoded = self.decode_frames(&blocks, first, stored, &mut frames, buf);
+        READS.give(frames);
+        decoded?;
         let skip = (start - first.0) as usize;
         buf.truncate(skip + (end - start) as usize);
         buf.drain(..skip);
@@ -141,11 +127,9 @@ impl LogSegment {
         buf: &mut Vec<u8>,
     ) -> Result<()> {
         let (last_logical, _) = blocks.last().copied().unwrap_or(first);
-        // (Zeroed only where the buffer grows.)
-        if frames.len() < stored {
-            frames.resize(stored, 0);
-        }
-        let frames = &mut frames[..stored];
+        // (Pooled memory: zeroing it faults no page in.)
+        frames.resize(stored, 0);
+        let frames = &mut frames[..];
         self.file
             .read_at(first.1, frames)
             .map_err(|e| Error::io(&self.path, e))?;
