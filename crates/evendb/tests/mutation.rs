@@ -224,6 +224,13 @@ fn build(
         step(&db, &mut rng, &mut h, tag, op);
         op += 1;
     }
+    if tables(dir).is_superset(&before) {
+        // Some seeds (about one in twenty, e.g. 1795890306092643859)
+        // replace no table of the first session within three times the
+        // operations (that one took 13,690 for store A): a compaction
+        // rebuilds every chunk.
+        db.compact().expect("compact");
+    }
     assert!(
         !tables(dir).is_superset(&before),
         "store {tag}: the second session must replace a table of the first"
