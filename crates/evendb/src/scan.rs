@@ -588,9 +588,8 @@ impl Scan {
         // A scan counts one access per chunk, as a forward scan does: its
         // windows (several in a chunk: "the latest 1,000 events" read about
         // seven) are not each a reader of the chunk. Counted per window,
-        // the stream's newest-first queries at 1 GiB made nearly every
-        // chunk they read hot enough for a munk and loaded 160 munks (about
-        // 1 GB read) in ten seconds, evicting as many.
+        // one such query made its chunk nearly hot enough for a munk by
+        // itself (load heat 8).
         window.touched = back.chunk.replace(chunk.id);
         for kv in window {
             let (k, v) = kv?;
