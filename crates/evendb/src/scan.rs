@@ -223,19 +223,7 @@ impl Scan {
 
     pub(crate) fn prefix(snap: Arc<SnapshotGuard>, prefix: &[u8]) -> Scan {
         let end = prefix_end(prefix).map_or(Bound::Unbounded, Bound::Excluded);
-        Scan {
-            snap,
-            cursor: Bound::Included(prefix.to_vec()),
-            start: Bound::Included(prefix.to_vec()),
-            end,
-            source: None,
-            done: false,
-            front_last: None,
-            back: None,
-            failed: false,
-            bumps: true,
-            touched: None,
-        }
+        Scan::new(snap, &(Bound::Included(prefix.to_vec()), end))
     }
 
     /// The version the scan reads at (see `Db::write_stamped`).

@@ -101,37 +101,15 @@ impl LogSegment {
             })?;
             (map.at(i), (i..=j).map(|k| map.at(k)).collect::<Vec<_>>())
         };
-        let (_, last_file) = blocks.last().copied().unwrap_or(first);
+        let (last_logical, last_file) = blocks.last().copied().unwrap_or(first);
         let stored = usize::try_from(last_file - first.1)
             .map_err(|_| Error::corruption(&self.path, first.1, "log range too large"))?;
         // The stored bytes go through a buffer of the pool, back to it
-        // after (see `buffers`).
+        // after (see `buffers`; one a read fails is simply freed).
         let mut frames = READS.take();
-        let decoded = self.decode_frames(&blocks, first, stored, &mut frames, buf);
-        READS.give(frames);
-        decoded?;
-        let skip = (start - first.0) as usize;
-        buf.truncate(skip + (end - start) as usize);
-        buf.drain(..skip);
-        Ok(())
-    }
-
-    /// Reads the `stored` bytes of `blocks` (the first at `first`) into
-    /// `frames`, checks them and appends their records to `buf`.
-    fn decode_frames(
-        &self,
-        blocks: &[(u64, u64)],
-        first: (u64, u64),
-        stored: usize,
-        frames: &mut Vec<u8>,
-        buf: &mut Vec<u8>,
-    ) -> Result<()> {
-        let (last_logical, _) = blocks.last().copied().unwrap_or(first);
-        // (Pooled memory: zeroing it faults no page in.)
         frames.resize(stored, 0);
-        let frames = &mut frames[..];
         self.file
-            .read_at(first.1, frames)
+            .read_at(first.1, &mut frames)
             .map_err(|e| Error::io(&self.path, e))?;
         buf.reserve(usize::try_from(last_logical - first.0).unwrap_or(0));
         for pair in blocks.windows(2) {
@@ -145,6 +123,10 @@ impl LogSegment {
                 return Err(corrupt("log block holds another length than its place"));
             }
         }
+        READS.give(frames);
+        let skip = (start - first.0) as usize;
+        buf.truncate(skip + (end - start) as usize);
+        buf.drain(..skip);
         Ok(())
     }
 }
