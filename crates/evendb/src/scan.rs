@@ -116,10 +116,11 @@ pub struct Scan {
     back: Option<Back>,
     /// An error was returned: both ends are over.
     failed: bool,
-    /// Moves the queued rebuilds of the munk-less chunks it reads ahead of
-    /// other maintenance (`Maintenance::bump`); not a reverse scan's
-    /// windows, see `open_source`.
-    bumps: bool,
+    /// A reverse scan's window: it does not move the queued rebuilds of
+    /// the munk-less chunks it reads ahead of other maintenance
+    /// (`Maintenance::bump`), nor ask for a run of a log whose index was
+    /// built again (see `open_source`).
+    is_window: bool,
     /// The id of a chunk this scan opens without counting an access to
     /// it: a reverse scan's window in the chunk its scan already counted.
     touched: Option<u64>,
@@ -143,6 +144,10 @@ struct Back {
     done: bool,
     /// The chunk of the last window, whose access the scan counted once.
     chunk: Option<u64>,
+    /// The sorted log indexes the last window was found with, held for
+    /// its scan and the next window's search: one the budget did not keep
+    /// is used again instead of read again (`LogSegment::sorted_index`).
+    indexes: Vec<Arc<crate::funk::log::SegmentIndex>>,
 }
 
 /// Entries of a reverse scan's first window ("the latest 10 events" reads
@@ -216,7 +221,7 @@ impl Scan {
             front_last: None,
             back: None,
             failed: false,
-            bumps: true,
+            is_window: false,
             touched: None,
         }
     }
@@ -317,7 +322,19 @@ impl Scan {
             groups: Box::new(groups),
         }));
         inner.wants_munk(&chunk)?;
-        if crate::maintenance::costly_to_scan(&inner, &chunk) {
+        // A scan that had to build a log's sorted index again asks for the
+        // log to be sorted into a run (`maintenance::indexed_again`); a
+        // reverse scan's windows do not. With the windows asking too, the
+        // stream's newest-first queries at 256 MiB ran at 570-797 against
+        // 759-918 a second (four alternating pairs; query-phase write
+        // amplification doubled), without them 777-903 against 754-1,016
+        // (five).
+        let costly = if self.is_window {
+            crate::maintenance::costly_shape(&inner, &chunk)
+        } else {
+            crate::maintenance::costly_to_scan(&inner, &chunk)
+        };
+        if costly {
             inner.schedule(&chunk, crate::chunk::task::COMPACT_LOG)?;
         }
         // Chunks that scans read go first in a write phase's backlog of
@@ -329,7 +346,7 @@ impl Scan {
         // pairs), without them 1,139-1,489 against 1,148-1,966 (four);
         // both within this machine's noise, the second closer.
         let queued = crate::chunk::task::FUNK_REBALANCE | crate::chunk::task::COMPACT_LOG;
-        if self.bumps && chunk.is_queued(queued) {
+        if !self.is_window && chunk.is_queued(queued) {
             inner.maintenance.bump(&chunk);
         }
         Ok(())
@@ -502,6 +519,7 @@ impl Scan {
                 last: None,
                 done: false,
                 chunk: None,
+                indexes: Vec::new(),
             });
             if let Some((k, v)) = back.items.pop() {
                 if self.front_last.as_ref().is_some_and(|f| k <= *f) {
@@ -537,7 +555,10 @@ impl Scan {
             return Ok(());
         };
         let candidate = match chunk.munk() {
-            Some(m) => m.key_before(hi, back.window),
+            Some(m) => {
+                back.indexes.clear();
+                m.key_before(hi, back.window)
+            }
             None => {
                 let funk = inner.open_funk(&chunk)?;
                 let room = |n| crate::maintenance::room_for(&inner, n);
@@ -546,7 +567,10 @@ impl Scan {
                     Bound::Included(s) | Bound::Excluded(s) if *s > chunk.min_key => s,
                     _ => &chunk.min_key,
                 };
-                funk.key_before(lo, hi, back.window, &room)?
+                let mut held = Vec::new();
+                let found = funk.key_before(lo, hi, back.window, &room, &mut held)?;
+                back.indexes = held;
+                found
             }
         };
         // The window starts at the candidate, else at the chunk's first
@@ -572,7 +596,7 @@ impl Scan {
         back.items.reserve(back.window);
         let mut bytes = 0;
         let mut window = Scan::new(self.snap.clone(), &(lower, back.upper.clone()));
-        window.bumps = false;
+        window.is_window = true;
         // A scan counts one access per chunk, as a forward scan does: its
         // windows (several in a chunk: "the latest 1,000 events" read about
         // seven) are not each a reader of the chunk. Counted per window,

@@ -125,3 +125,52 @@ fn both_ends_meet_without_overlap_or_gap() {
         );
     }
 }
+
+/// A reverse scan of a munk-less chunk finds each window's start in the
+/// sorted index of the chunk's unsorted log, then scans the window through
+/// it. When the budget does not keep that index, the scan holds it for its
+/// windows: the log is read whole once, not twice per window.
+#[test]
+fn a_reverse_scan_reads_an_unkept_log_index_once_for_all_its_windows() {
+    let fs = MemFs::new();
+    let db = common::run_sized(&fs)
+        .memory_budget(64 << 10)
+        .open(common::dir())
+        .unwrap();
+    // One chunk whose log, in random order, stays below its limit.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut order: Vec<u32> = (0..1500).collect();
+    rng.shuffle(&mut order);
+    for &i in &order {
+        db.put(key(i), vec![(i % 251) as u8; 300]).unwrap();
+    }
+    let chunks = db.chunks().unwrap();
+    assert!(
+        chunks.len() == 1 && chunks[0].munk_bytes.is_none() && chunks[0].log_segments == 1,
+        "one munk-less chunk with one log expected: {chunks:?}"
+    );
+    let log_bytes = 1500 * 300;
+    let before = fs.bytes_read();
+    let back: Pairs = db
+        .scan::<&[u8], _>(..)
+        .rev()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let read = fs.bytes_read() - before;
+    let mut forward = common::all(&db);
+    forward.reverse();
+    assert!(
+        back == forward,
+        "the reverse scan differs from the forward one"
+    );
+    let s = db.stats();
+    assert!(
+        s.memory_indexes == 0,
+        "the budget kept the log's index ({} bytes): nothing to test",
+        s.memory_indexes
+    );
+    assert!(
+        read < 3 * log_bytes,
+        "a reverse scan read {read} bytes for a log of about {log_bytes}"
+    );
+}

@@ -196,3 +196,80 @@ fn damage_in_a_compressed_run_is_reported_not_served() {
         }
     }
 }
+
+/// A munk-less chunk's unsorted log is scanned through a sorted index
+/// built from the whole log. When the budget cannot keep the indexes of
+/// every chunk scanned, each next scan reads the log whole again; the scan
+/// that finds it so asks for the log to be sorted into a run (or the chunk
+/// rebuilt), after which no index is needed.
+#[test]
+fn a_log_read_whole_again_for_its_index_is_sorted_into_a_run() {
+    let seed = common::seed("a_log_read_whole_again_for_its_index_is_sorted_into_a_run");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let fs = MemFs::new();
+    let small = |fs: &MemFs| {
+        options(fs, Compression::Lz4)
+            .max_chunk_size(64 << 10)
+            .max_log_size(32 << 10)
+            .memory_budget(256 << 10)
+    };
+    let db = small(&fs).open(common::dir()).expect("open");
+    let n = 20_000;
+    let mut model = BTreeMap::new();
+    for i in 0..n {
+        db.put(key(i), value(i, 0)).expect("put");
+        model.insert(key(i), value(i, 0));
+    }
+    // One key in five updated, in random order: every chunk gets an
+    // unsorted log well below its limit, so no write rebuilds it.
+    let mut updated: Vec<u64> = (0..n).step_by(5).collect();
+    rng.shuffle(&mut updated);
+    for &i in &updated {
+        db.put(key(i), value(i, 1)).expect("put");
+        model.insert(key(i), value(i, 1));
+    }
+    let rebuilt = |s: &evendb::Stats| s.log_runs + s.rebalances + s.splits;
+    let before = db.stats();
+    let mut passes = Vec::new();
+    for pass in 0..3 {
+        let all = common::all(&db);
+        assert!(
+            all.len() == model.len()
+                && all
+                    .iter()
+                    .zip(&model)
+                    .all(|((k, v), (mk, mv))| k == mk && v == mv),
+            "pass {pass}: scan of everything differs"
+        );
+        passes.push(rebuilt(&db.stats()) - rebuilt(&before));
+    }
+    assert!(
+        before.scan_chunks_funk == 0 && db.stats().scan_chunks_funk > 100,
+        "the scans must read munk-less chunks: {:?}",
+        db.stats()
+    );
+    // The first pass builds each index once; the indexes of about a
+    // hundred chunks do not fit a 256 KiB budget, so the next pass builds
+    // them again and has the logs sorted.
+    assert!(
+        passes[1] > passes[0] + 10,
+        "scans reading logs whole again asked for no runs: {passes:?} ({:?})",
+        db.stats()
+    );
+    let s = db.stats();
+    for _ in 0..300 {
+        let i = rng.u64(0..n);
+        assert_eq!(db.get(key(i)).expect("get").as_ref(), model.get(&key(i)));
+    }
+    db.flush().expect("flush");
+    drop(db);
+    let db = small(&fs).open(common::dir()).expect("reopen");
+    let all = common::all(&db);
+    assert!(
+        all.iter()
+            .zip(&model)
+            .all(|((k, v), (mk, mv))| k == mk && v == mv)
+            && all.len() == model.len(),
+        "after a reopen: scan of everything differs ({s:?})"
+    );
+}

@@ -753,7 +753,8 @@ struct IndexedLog {
 impl Funk {
     /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
     /// `room(n)` makes room in the memory budget for `n` bytes of log
-    /// index about to be kept.
+    /// index about to be kept; the indexes used go into `held` (the
+    /// caller keeps those the budget did not for its window's scan).
     /// Where a reverse scan's window of about `back` entries below `hi`
     /// may start: the largest such key of the table and the logs' sorted
     /// indexes, so every source has at most about `back` entries in the
@@ -764,6 +765,7 @@ impl Funk {
         hi: Option<&[u8]>,
         back: usize,
         room: &dyn Fn(u64),
+        held: &mut Vec<Arc<log::SegmentIndex>>,
     ) -> Result<Option<Vec<u8>>> {
         let mut best = match &self.table {
             Some(t) => t.key_before(hi, back)?,
@@ -803,6 +805,7 @@ impl Funk {
             if range.len() > back {
                 keep(index.key(range.end - back).to_vec());
             }
+            held.push(index);
         }
         Ok(best)
     }

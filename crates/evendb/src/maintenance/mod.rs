@@ -217,13 +217,31 @@ fn flush_munk(inner: &DbInner, chunk: &Arc<Chunk>) {
 pub(crate) const SCAN_RUNS_MAX: usize = 4;
 
 /// True if scans of the munk-less `chunk` cost much more than a table's:
-/// its unsorted logs are too large ([`log_too_large_to_scan`]) or it has
-/// more than [`SCAN_RUNS_MAX`] banded segments.
+/// its shape says so ([`costly_shape`]), or one of its unsorted logs had
+/// to be read whole more than once for its sorted index
+/// ([`indexed_again`]).
 pub(crate) fn costly_to_scan(inner: &DbInner, chunk: &Chunk) -> bool {
+    costly_shape(inner, chunk) || indexed_again(chunk)
+}
+
+/// True if the munk-less `chunk`'s unsorted logs are too large
+/// ([`log_too_large_to_scan`]) or it has more than [`SCAN_RUNS_MAX`]
+/// banded segments.
+pub(crate) fn costly_shape(inner: &DbInner, chunk: &Chunk) -> bool {
     chunk.funk().is_some_and(|f| {
         let (banded, unsorted) = f.log_shape();
         too_many_runs(banded) || too_large(inner, unsorted)
     })
+}
+
+/// True if one of the chunk's unsorted logs had to be read whole more
+/// than once for its sorted index: the budget could not keep the index
+/// (`LogSegment::index_rebuilt`). Sorting the log into a run costs one
+/// write of it; each such build, a read of all of it.
+pub(crate) fn indexed_again(chunk: &Chunk) -> bool {
+    chunk
+        .funk()
+        .is_some_and(|f| f.logs().any(|l| !l.is_banded() && l.index_rebuilt()))
 }
 
 /// True if the chunk has more than [`SCAN_RUNS_MAX`] banded segments.

@@ -60,8 +60,8 @@ use parking_lot::Mutex;
 pub(crate) use parts::LogPart;
 use parts::{fingerprint, pack, unpack, OpenPart, Parts};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 pub(crate) use values::ValueWindow;
 
 /// How a segment sizes its parts and where it charges their filters.
@@ -213,6 +213,14 @@ pub(crate) struct LogSegment {
     index_used: AtomicU64,
     /// Serializes building and extending the index.
     index_build: Mutex<()>,
+    /// Indexes built from the first record, and builds not kept: more
+    /// than one means scans read the whole log again for want of memory
+    /// ([`LogSegment::index_rebuilt`]).
+    index_builds: AtomicU32,
+    /// The last index built and not kept, while a scan holds it: a
+    /// reverse scan's windows, and scans running meanwhile, use it
+    /// instead of reading the log whole again.
+    unkept: Mutex<Weak<SegmentIndex>>,
     /// Set for a segment stored in blocks (a sorted run): where they lie.
     blocks: Option<Blocks>,
 }
@@ -377,6 +385,8 @@ impl LogSegment {
             index: ArcSwapOption::empty(),
             index_used: AtomicU64::new(0),
             index_build: Mutex::new(()),
+            index_builds: AtomicU32::new(0),
+            unkept: Mutex::new(Weak::new()),
             blocks,
         }
     }

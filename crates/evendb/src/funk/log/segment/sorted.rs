@@ -15,11 +15,15 @@ impl LogSegment {
     /// extended now if needed (reading only what it does not cover yet).
     /// It is kept for later scans while log indexes take less than a
     /// quarter of the memory budget (munks make room for it), or beyond
-    /// that if the budget has room; otherwise it serves this caller only.
+    /// that if the budget has room; otherwise it serves whoever holds it
+    /// (the caller, and callers meanwhile).
     pub fn sorted_index(&self, room: &dyn Fn(u64)) -> Result<Arc<SegmentIndex>> {
         self.index_used.store(index_tick(), Ordering::Relaxed);
         let len = self.len();
         if let Some(ix) = self.index.load_full().filter(|ix| ix.covered >= len) {
+            return Ok(ix);
+        }
+        if let Some(ix) = self.unkept.lock().upgrade().filter(|ix| ix.covered >= len) {
             return Ok(ix);
         }
         let g = self.index_build.lock();
@@ -52,9 +56,14 @@ impl LogSegment {
             _ => false,
         };
         let kept = unchanged && budget.try_reserve(Kind::Indexes, grow, 0);
+        if from == FIRST_RECORD || !kept {
+            self.index_builds.fetch_add(1, Ordering::Relaxed);
+        }
         if kept {
             budget.release(Kind::Indexes, shrink);
             self.index.store(Some(new.clone()));
+        } else {
+            *self.unkept.lock() = Arc::downgrade(&new);
         }
         Ok(new)
     }
@@ -84,6 +93,14 @@ impl LogSegment {
             },
             end,
         )
+    }
+
+    /// True once scans had to read the whole log more than once to index
+    /// it: its index was dropped to free memory and built again, or was
+    /// not kept. Sorting the log into a run then costs one write of it,
+    /// against a read of all of it at every such build.
+    pub fn index_rebuilt(&self) -> bool {
+        self.index_builds.load(Ordering::Relaxed) > 1
     }
 
     /// When a scan last used the sorted index; `None` without one.
