@@ -234,14 +234,20 @@ pub(crate) fn costly_shape(inner: &DbInner, chunk: &Chunk) -> bool {
     })
 }
 
-/// True if one of the chunk's unsorted logs had to be read whole more
-/// than once for its sorted index: the budget could not keep the index
-/// (`LogSegment::index_rebuilt`). Sorting the log into a run costs one
-/// write of it; each such build, a read of all of it.
+/// True if one of the chunk's unsorted logs, large enough to be a run,
+/// had to be read whole more than once for its sorted index: the budget
+/// could not keep the index (`LogSegment::index_rebuilt`). Sorting the
+/// log into a run costs one write of it; each such build, a read of all
+/// of it. (A smaller log costs little to index again, and asking for it
+/// would rebuild the whole chunk.)
 pub(crate) fn indexed_again(chunk: &Chunk) -> bool {
-    chunk
-        .funk()
-        .is_some_and(|f| f.logs().any(|l| !l.is_banded() && l.index_rebuilt()))
+    chunk.funk().is_some_and(|f| {
+        f.logs().any(|l| {
+            !l.is_banded()
+                && l.index_rebuilt()
+                && l.appended() >= rebuild::RUN_SECTIONS * l.section_bytes()
+        })
+    })
 }
 
 /// True if the chunk has more than [`SCAN_RUNS_MAX`] banded segments.

@@ -398,7 +398,7 @@ fn next_key(inner: &DbInner, funk: &Funk, after: &[u8], below: &[u8]) -> Result<
 
 /// Band sections a log must span to be written as a run: fewer, and
 /// tiny logs would make many tiny files.
-const RUN_SECTIONS: u64 = 2;
+pub(crate) const RUN_SECTIONS: u64 = 2;
 
 /// Banded segments a munk-less chunk may keep as they are (adopted)
 /// before a rebalance merges them into a table: each one a gets and
