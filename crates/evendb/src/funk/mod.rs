@@ -751,14 +751,14 @@ struct IndexedLog {
 }
 
 impl Funk {
-    /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
-    /// `room(n)` makes room in the memory budget for `n` bytes of log
-    /// index about to be kept; the indexes used go into `held` (the
-    /// caller keeps those the budget did not for its window's scan).
     /// Where a reverse scan's window of about `back` entries below `hi`
     /// may start: the largest such key of the table and the logs' sorted
     /// indexes, so every source has at most about `back` entries in the
     /// window; `None` if each has fewer (start at the chunk's first key).
+    /// `room(n)` makes room in the memory budget for `n` bytes of log
+    /// index about to be kept; the sorted indexes used go into `held`, for
+    /// the caller to hold while the window is scanned (one the budget did
+    /// not keep is then used again, not built again).
     pub fn key_before(
         &self,
         lo: &[u8],
@@ -810,6 +810,9 @@ impl Funk {
         Ok(best)
     }
 
+    /// Scans keys in `[from, to)` as of `max_version`; see [`FunkScan`].
+    /// `room(n)` makes room in the memory budget for `n` bytes of log
+    /// index about to be kept.
     pub fn scan(
         &self,
         from: &[u8],
