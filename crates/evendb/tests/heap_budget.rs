@@ -71,9 +71,8 @@ const LOG: u64 = 256 << 10;
 
 /// What the store holds outside its budget by design (docs/design.md §9):
 /// per chunk and per open file its structures, a scan's or a get's read
-/// buffers (the scans' pool of them keeps up to 2 MiB, of
-/// buffers as large as the reads, small here), a table writer's
-/// block, per thread its pending-operation slot.
+/// buffers (the scans' shared pool keeps up to 2 MiB of them; small
+/// here), a table writer's block, per thread its pending-operation slot.
 const FIXED_OVERHEAD: usize = 2 << 20;
 
 /// What one merge may hold past the budget when evicting cannot make room

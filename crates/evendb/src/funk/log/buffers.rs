@@ -40,19 +40,34 @@ impl BufferPool {
 
     /// A kept buffer (empty, with its capacity), else a new one.
     pub fn take(&self) -> Vec<u8> {
+        let mut buf = self.pop();
+        buf.clear();
+        buf
+    }
+
+    /// A buffer of `len` bytes to read into, whatever they hold: a kept
+    /// one keeps the bytes it had, so only growth past them is zeroed (a
+    /// read of up to 128 KiB of blocks would otherwise zero all of it).
+    pub fn take_len(&self, len: usize) -> Vec<u8> {
+        let mut buf = self.pop();
+        buf.resize(len, 0);
+        buf
+    }
+
+    fn pop(&self) -> Vec<u8> {
         let mut kept = self.kept.lock();
         let buf = kept.0.pop().unwrap_or_default();
         kept.1 -= buf.capacity();
         buf
     }
 
-    /// Keeps `buf` for a later [`take`](Self::take) if it is not too large
-    /// and the pool has room; frees it otherwise.
-    pub fn give(&self, mut buf: Vec<u8>) {
+    /// Keeps `buf` (its bytes as they are) for a later
+    /// [`take`](Self::take) if it is not too large and the pool has room;
+    /// frees it otherwise.
+    pub fn give(&self, buf: Vec<u8>) {
         if buf.capacity() == 0 || buf.capacity() > MAX_KEPT_BYTES {
             return;
         }
-        buf.clear();
         let mut kept = self.kept.lock();
         if kept.1 + buf.capacity() <= KEPT_BYTES {
             kept.1 += buf.capacity();
@@ -105,7 +120,16 @@ mod tests {
         );
         pool.give(Vec::with_capacity(each));
         assert_eq!(pool.len(), n, "and make room for another");
+        // A buffer to read into comes at the length asked, a kept one
+        // reused.
         let pool = BufferPool::new();
+        let b = vec![1u8; 100];
+        let at = b.as_ptr();
+        pool.give(b);
+        let read = pool.take_len(40);
+        assert_eq!((read.len(), read.as_ptr()), (40, at));
+        pool.give(read);
+        assert_eq!(pool.take_len(300).len(), 300);
         pool.give(Vec::with_capacity(MAX_KEPT_BYTES + 1));
         pool.give(Vec::new());
         assert_eq!(pool.len(), 0, "too large or empty buffers are not kept");

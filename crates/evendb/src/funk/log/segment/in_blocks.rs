@@ -106,8 +106,7 @@ impl LogSegment {
             .map_err(|_| Error::corruption(&self.path, first.1, "log range too large"))?;
         // The stored bytes go through a buffer of the pool, back to it
         // after (see `buffers`; one a read fails is simply freed).
-        let mut frames = READS.take();
-        frames.resize(stored, 0);
+        let mut frames = READS.take_len(stored);
         self.file
             .read_at(first.1, &mut frames)
             .map_err(|e| Error::io(&self.path, e))?;
