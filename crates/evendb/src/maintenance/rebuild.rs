@@ -39,13 +39,12 @@ use std::time::Instant;
 /// (see `cache::munks`). A request queued before the chunk's state changed
 /// (a munk loaded or evicted since, a rebuild done) does nothing.
 ///
-/// A munk-less chunk over its limit gets a munk instead if the munk cache
-/// admits it (the budget has room, or munks at most half as hot can make
-/// it): a chunk written that much is hot, and its log is then compacted in
-/// memory, as the paper intends for hot chunks; no table is written. A log four times over its limit means rebuilds are behind
-/// the puts: the caller then waits for a rebuild of the chunk in progress
-/// rather than append on (a write stall), so a log, and the files the
-/// parts of a split share, stay bounded.
+/// A munk-less chunk over its limit is not given a munk here: its logs are
+/// adopted, sorted into a run or rebuilt, and a munk comes only from its
+/// reads' and writes' heat (`MUNK_LOAD`). A load here read the whole chunk
+/// and, in a budget too small for the chunks a write phase keeps hot,
+/// evicted another munk to do it, whose log the next rebalance then sorted
+/// (docs/design.md §7, "Funk rebalance", step 0).
 pub(crate) fn funk_rebalance(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<()> {
     rebalance_if(inner, chunk, false).map(|_| ())
 }
@@ -102,12 +101,6 @@ fn rebalance_if(inner: &DbInner, chunk: &Arc<Chunk>, always: bool) -> Result<boo
     }
     if !always {
         if overdue(inner, chunk) == 0 {
-            return Ok(false);
-        }
-        if !chunk.has_munk()
-            && super::munks::load_if_worth_locked(inner, chunk, &own)?
-            && overdue(inner, chunk) == 0
-        {
             return Ok(false);
         }
         if adoptable(inner, chunk) {
