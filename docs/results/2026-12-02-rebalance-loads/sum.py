@@ -3,10 +3,20 @@ directories given: throughput, p99.9 and worst latency (ms), peak RSS
 (MiB), write amplification."""
 import json, sys, glob, collections, statistics as st
 
+# --pool a=b counts variant a's runs as b's (the same code built two ways).
+args, pool = sys.argv[1:], {}
+while args and args[0] == '--pool':
+    a, b = args[1].split('=')
+    pool[a] = b
+    args = args[2:]
 rows = collections.defaultdict(list)
-for d in sys.argv[1:]:
+for d in args:
     for f in sorted(glob.glob(d + '/**/*.json', recursive=True)):
-        name, cap, _ = f.split('/')[-1][:-5].rsplit('-', 2)
+        parts = f.split('/')[-1][:-5].rsplit('-', 2)
+        if len(parts) != 3 or 'suite' in f:
+            continue  # the ten-run check's and the suite's files
+        name, cap, _ = parts
+        name = pool.get(name, name)
         d_ = json.load(open(f))
         for r in d_['results']:
             lat = r['latency_us']
