@@ -40,15 +40,6 @@ pub(crate) fn load_if_worth(inner: &DbInner, chunk: &Arc<Chunk>) -> Result<bool>
     let Some(own) = chunk.funk_change.try_lock() else {
         return Ok(false);
     };
-    load_if_worth_locked(inner, chunk, &own)
-}
-
-/// [`load_if_worth`] for a caller that holds the chunk's `funk_change`.
-pub(crate) fn load_if_worth_locked(
-    inner: &DbInner,
-    chunk: &Arc<Chunk>,
-    own: &parking_lot::MutexGuard<'_, ()>,
-) -> Result<bool> {
     if chunk.is_retired() || chunk.has_munk() {
         return Ok(chunk.has_munk());
     }
@@ -74,7 +65,7 @@ pub(crate) fn load_if_worth_locked(
             evict_munk(inner, v);
         }
     }
-    load_munk(inner, chunk, own)
+    load_munk(inner, chunk, &own)
 }
 
 /// Builds and installs a munk for `chunk` (see the module doc). The caller
