@@ -132,6 +132,15 @@ pub struct Args {
     /// Keep the stores after the run.
     #[arg(long)]
     pub keep_data: bool,
+    /// Run evendb's jobs in this binary instead of this one: a build of
+    /// the same source without the peer engines (`cargo build --release
+    /// -p evendb-bench`), so that evendb's process holds what an
+    /// application embedding it would, not RocksDB's and fjall's code and
+    /// start-up allocations (they add 10-15 MiB of resident memory to an
+    /// evendb job: docs/results/2026-12-02-child-binaries). Each result
+    /// records the engines linked into the binary that ran it.
+    #[arg(long)]
+    pub evendb_exe: Option<PathBuf>,
     /// Write every figure as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -353,10 +362,19 @@ pub fn run_jobs(args: &Args, jobs: Vec<Job>, report: &mut Report) -> Result<()> 
         Some(_) => String::new(),
         None => "no memory limit".to_string(),
     });
+    if let Some(exe) = &args.evendb_exe {
+        if !exe.is_file() {
+            bail!("--evendb-exe {}: no such file", exe.display());
+        }
+    }
     for job in jobs {
         let engine = job.engine;
         eprintln!("== {}", describe_job(&job));
-        match run_in_child(job, args.memory_cap(), args.keep_data, &mut note) {
+        let exe = match engine {
+            EngineKind::Evendb => args.evendb_exe.as_deref(),
+            _ => None,
+        };
+        match run_in_child(job, args.memory_cap(), args.keep_data, exe, &mut note) {
             Ok(results) => report.results.extend(results),
             Err(e) => {
                 eprintln!("error: {e:#}");

@@ -19,7 +19,15 @@ pub fn child_main(job_path: &Path, out_path: &Path) -> Result<()> {
     if let Some(dir) = &job.cgroup {
         crate::cgroup::join(dir)?;
     }
-    let results = crate::runner::run_job(&job)?;
+    let mut results = crate::runner::run_job(&job)?;
+    let linked = crate::engines::EngineKind::all_available()
+        .iter()
+        .map(|e| e.name())
+        .collect::<Vec<_>>()
+        .join(",");
+    for r in &mut results {
+        r.linked_engines = linked.clone();
+    }
     std::fs::write(out_path, serde_json::to_vec(&results)?)?;
     Ok(())
 }
@@ -28,12 +36,14 @@ pub fn child_main(job_path: &Path, out_path: &Path) -> Result<()> {
 #[derive(Clone, Debug)]
 pub struct LimitNote(pub String);
 
-/// Runs `job` in a child process, under `memory_limit` if given; the data
-/// directory is removed afterwards unless `keep_data`.
+/// Runs `job` in a child process of `exe` (this binary if `None`), under
+/// `memory_limit` if given; the data directory is removed afterwards
+/// unless `keep_data`.
 pub fn run_in_child(
     mut job: Job,
     memory_limit: Option<u64>,
     keep_data: bool,
+    exe: Option<&Path>,
     note: &mut LimitNote,
 ) -> Result<Vec<RunResult>> {
     let scratch = std::env::temp_dir().join(format!(
@@ -81,7 +91,10 @@ pub fn run_in_child(
     job.memory_limit_bytes = cgroup.as_ref().and(memory_limit);
     std::fs::write(&job_path, serde_json::to_vec(&job)?)?;
 
-    let exe = std::env::current_exe().context("locating this executable")?;
+    let exe = match exe {
+        Some(exe) => exe.to_path_buf(),
+        None => std::env::current_exe().context("locating this executable")?,
+    };
     // EVENDB_BENCH_WRAP="heaptrack -o /tmp/h" runs the child under a
     // profiler (words split on spaces).
     let wrap = std::env::var("EVENDB_BENCH_WRAP").unwrap_or_default();

@@ -107,6 +107,12 @@ pub struct RunResult {
     pub space_amplification: Option<f64>,
     pub cpu_seconds: f64,
     pub peak_rss_bytes: u64,
+    /// The engines linked into the binary whose process ran this result
+    /// (comma-separated; `--evendb-exe` runs evendb's jobs in a build
+    /// without the peers); empty in results written before it was
+    /// recorded.
+    #[serde(default)]
+    pub linked_engines: String,
     /// The memory budget B the engine was given (evendb's budget, the
     /// peers' cache), printed beside the peak RSS.
     #[serde(default)]

@@ -300,6 +300,9 @@ pub fn suite(
         elapsed,
         p.command
     );
+    if let Some(line) = super::binaries_note(&report.results) {
+        let _ = writeln!(out, "- {line}");
+    }
     if args.batch > 1 {
         let _ = writeln!(
             out,

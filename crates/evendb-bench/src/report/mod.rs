@@ -103,6 +103,33 @@ pub fn value_kinds(results: &[RunResult]) -> Vec<crate::generator::ValueKind> {
 /// as reports state it.
 pub const REVERSE_NOTE: &str = "newest-first: a YCSB scan of n records (with --reverse) reads the n largest keys at or below its start key, in descending order; a stream query (unless --stream-query minute) reads its app's latest n events, newest first (prefix(app).rev().take(n)), instead of its last minute of events in time order. Each engine iterates backwards natively (evendb Scan::rev, RocksDB seek_for_prev + prev, fjall range/prefix .rev())";
 
+/// Which binaries ran the engines' jobs, when not every job ran in one
+/// linking the same engines (`--evendb-exe`): peak RSS counts the code and
+/// start-up allocations of every engine linked in.
+pub fn binaries_note(results: &[RunResult]) -> Option<String> {
+    let mut seen: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in results.iter().filter(|r| !r.linked_engines.is_empty()) {
+        match seen.iter_mut().find(|(l, _)| *l == r.linked_engines) {
+            Some((_, engines)) => {
+                if !engines.contains(&r.engine.as_str()) {
+                    engines.push(&r.engine);
+                }
+            }
+            None => seen.push((&r.linked_engines, vec![&r.engine])),
+        }
+    }
+    (seen.len() > 1).then(|| {
+        let parts: Vec<String> = seen
+            .iter()
+            .map(|(linked, engines)| format!("{} in a binary linking {linked}", engines.join(", ")))
+            .collect();
+        format!(
+            "binaries: {} (peak RSS counts the code and start-up memory of every engine linked in)",
+            parts.join("; ")
+        )
+    })
+}
+
 /// Whether any phase of `results` scanned newest-first.
 pub fn reverse(results: &[RunResult]) -> bool {
     results.iter().any(|r| r.reverse)
@@ -626,5 +653,43 @@ fn suffix(tag: &str) -> String {
         s
     } else {
         format!("-{s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(engine: &str, linked: &str) -> RunResult {
+        RunResult {
+            engine: engine.to_string(),
+            linked_engines: linked.to_string(),
+            ..RunResult::default()
+        }
+    }
+
+    #[test]
+    fn the_binaries_are_named_only_when_they_differ() {
+        let one = [
+            result("evendb", "evendb,rocksdb"),
+            result("rocksdb", "evendb,rocksdb"),
+        ];
+        assert_eq!(binaries_note(&one), None);
+        assert_eq!(binaries_note(&[result("evendb", "")]), None);
+        let two = [
+            result("evendb", "evendb"),
+            result("rocksdb", "evendb,rocksdb"),
+            result("evendb", "evendb"),
+            result("rocksdb-universal", "evendb,rocksdb"),
+        ];
+        let note = binaries_note(&two).expect("two binaries");
+        assert!(
+            note.contains("evendb in a binary linking evendb;"),
+            "{note}"
+        );
+        assert!(
+            note.contains("rocksdb, rocksdb-universal in a binary linking evendb,rocksdb"),
+            "{note}"
+        );
     }
 }
