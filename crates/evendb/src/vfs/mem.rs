@@ -100,6 +100,10 @@ struct State {
     counted_ops: u64,
     /// Bytes read from files since creation.
     bytes_read: u64,
+    /// Bytes `drop_cached` was asked to let go, and of them those not
+    /// synced as they are (a page cache would keep them dirty).
+    cache_dropped: u64,
+    cache_dropped_unsynced: u64,
     fault: Option<Fault>,
     dead: bool,
     /// Bytes the linked files may hold in all (`None`: no limit).
@@ -241,6 +245,14 @@ impl MemFs {
     /// Bytes read from files so far (for tests of what a read costs).
     pub fn bytes_read(&self) -> u64 {
         self.state.lock().bytes_read
+    }
+
+    /// Bytes files were asked to drop from the page cache so far
+    /// (`StorageFile::drop_cached`), and of them those whose file's
+    /// contents there were not synced as they are (for tests).
+    pub fn cache_dropped(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        (st.cache_dropped, st.cache_dropped_unsynced)
     }
 
     /// Simulates a power loss: keeps what `mode` says of unsynced data,
@@ -562,5 +574,20 @@ impl StorageFile for MemFile {
             file.pending.push(FileOp::Truncate(len));
             Ok(())
         })
+    }
+
+    fn drop_cached(&self, offset: u64, len: u64) {
+        let id = self.id;
+        let _ = self.with_state(false, |st| {
+            let file = st.file(id)?;
+            let range = offset as usize..(offset + len) as usize;
+            let synced = file.durable.get(range.clone()).is_some()
+                && file.durable.get(range.clone()) == file.current.get(range);
+            st.cache_dropped += len;
+            if !synced {
+                st.cache_dropped_unsynced += len;
+            }
+            Ok(())
+        });
     }
 }

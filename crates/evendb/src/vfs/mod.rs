@@ -106,6 +106,14 @@ pub trait StorageFile: Send + Sync + Debug {
     fn will_need(&self, offset: u64, len: u64) {
         let _ = (offset, len);
     }
+    /// Advice that `[offset, offset + len)`, written and synced, will not
+    /// be read again soon: the file system may drop its cached pages
+    /// (`posix_fadvise(DONTNEED)` on Linux; pages still dirty stay).
+    /// Changes nothing but speed and the page cache's size. Default:
+    /// nothing.
+    fn drop_cached(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }
 
 /// A held directory lock; dropping it releases the lock.

@@ -101,4 +101,7 @@ impl StorageFile for SlowFile {
     fn write_back(&self, offset: u64, len: u64) {
         self.inner.write_back(offset, len);
     }
+    fn drop_cached(&self, offset: u64, len: u64) {
+        self.inner.drop_cached(offset, len);
+    }
 }

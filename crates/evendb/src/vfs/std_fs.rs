@@ -201,6 +201,16 @@ impl StorageFile for StdFile {
         let _ = (offset, len);
     }
 
+    fn drop_cached(&self, offset: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        if let Some(len) = std::num::NonZeroU64::new(len) {
+            // Advice only: a failure changes nothing but memory.
+            let _ = rustix::fs::fadvise(&self.0, offset, Some(len), rustix::fs::Advice::DontNeed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+    }
+
     fn will_need(&self, offset: u64, len: u64) {
         #[cfg(target_os = "linux")]
         if let Some(len) = std::num::NonZeroU64::new(len) {

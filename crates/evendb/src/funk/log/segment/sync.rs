@@ -3,6 +3,20 @@
 use super::*;
 
 impl LogSegment {
+    /// The whole pages below `synced` of a banded log stored as records
+    /// (not in blocks) that its last drop left cached, once they are
+    /// [`LOG_BYTES_PER_CACHE_DROP`] or more: the range to let go from the
+    /// page cache, marked as let go. The last, partial page stays (the
+    /// next write rewrites it).
+    fn cache_to_drop(&self, a: &mut AppendState, synced: u64) -> Option<(u64, u64)> {
+        let end = synced & !4095;
+        if self.blocks.is_some() || !a.span.banded || end < a.cache_dropped + LOG_BYTES_PER_CACHE_DROP {
+            return None;
+        }
+        let from = std::mem::replace(&mut a.cache_dropped, end);
+        Some((from, end - from))
+    }
+
     /// Makes the log durable at least up to offset `upto`. Returns true if
     /// this call synced the file (false: already durable, or covered by
     /// another thread's sync). Everything appended until then, this
@@ -44,6 +58,11 @@ impl LogSegment {
         // The last page went to the device: the next write rewrites it
         // whole (see `write_pages`).
         a.last_page_write = None;
+        let to_drop = self.cache_to_drop(&mut a, mark.len);
+        drop(a);
+        if let Some((from, len)) = to_drop {
+            self.file.drop_cached(from, len);
+        }
         Ok(true)
     }
 }

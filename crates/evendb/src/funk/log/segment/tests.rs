@@ -167,3 +167,62 @@ fn readable_appends_in_key_order_are_written_through() {
     assert!(!seg.append.lock().span.banded, "no longer in key order");
     assert!(buffered, "out of order: left in the buffer");
 }
+
+/// A banded log lets its synced whole pages go from the page cache once a
+/// megabyte of them has gathered, never a byte not synced as it is, and
+/// its records are still read back; a log out of key order keeps its
+/// pages (its run or rebuild reads them soon).
+#[test]
+fn banded_logs_let_synced_pages_go_from_the_page_cache() {
+    let fs = MemFs::new();
+    let config = LogConfig::for_tests(64 << 10, 3);
+    let ordered = new_segment(&fs, Path::new("/ordered"), &config);
+    let counter = AtomicU64::new(0);
+    let value = [b'v'; 800];
+    let mut version = 0;
+    let mut append = |seg: &LogSegment, key: String| {
+        version += 1;
+        seg.append_as(
+            key.as_bytes(),
+            Some(&value),
+            version,
+            &counter,
+            AppendMode::Readable,
+        )
+        .expect("append");
+    };
+    // Half a megabyte synced: under the piece, nothing goes.
+    for i in 0..600 {
+        append(&ordered, format!("k{i:06}"));
+    }
+    assert!(ordered.sync_all().expect("sync"));
+    assert_eq!(fs.cache_dropped(), (0, 0), "under a piece: kept");
+    for i in 600..2_000 {
+        append(&ordered, format!("k{i:06}"));
+    }
+    assert!(ordered.sync_all().expect("sync"));
+    let (dropped, unsynced) = fs.cache_dropped();
+    let synced = ordered.len();
+    assert_eq!(dropped, synced & !4095, "every whole synced page");
+    assert_eq!(unsynced, 0, "only synced bytes");
+    // More appends, not synced yet: nothing more goes until the sync.
+    for i in 2_000..3_500 {
+        append(&ordered, format!("k{i:06}"));
+    }
+    assert_eq!(fs.cache_dropped().0, dropped);
+    assert!(ordered.sync_all().expect("sync"));
+    assert_eq!(fs.cache_dropped(), (ordered.len() & !4095, 0));
+    for i in (0..3_500).step_by(97) {
+        let key = format!("k{i:06}");
+        assert_eq!(newest_of(&ordered, &key), Some(Some(value.to_vec())), "{key}");
+    }
+
+    let before = fs.cache_dropped();
+    let shuffled = LogSegment::create(&fs, Path::new("/ordered"), 2, 1, &config).expect("create");
+    for i in 0..3_000u64 {
+        append(&shuffled, format!("s{:06}", (i * 7_919) % 3_000));
+    }
+    assert!(!shuffled.append.lock().span.banded);
+    assert!(shuffled.sync_all().expect("sync"));
+    assert_eq!(fs.cache_dropped(), before, "out of key order: kept");
+}
