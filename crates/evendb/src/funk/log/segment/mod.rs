@@ -141,9 +141,9 @@ const LOG_BYTES_PER_WRITE_BACK: u64 = 512 << 10;
 /// reclaimed, meeting pages still dirty: cgroup v1 puts such a thread to
 /// sleep for up to 100 ms (`VMSCAN_THROTTLE_WRITEBACK`). Measured
 /// (docs/results/2026-12-02-child-binaries, a sequential load of 2 GiB
-/// at a 256 MiB cap, alternating runs): 66-190 throttles and a worst put
-/// of 103-104 ms in every run before, none and 18-22 ms after, at the
-/// same speed.
+/// at a 256 MiB cap, three alternating runs each): 75-397 throttles and
+/// a worst put of 101-104 ms before, none and 18-23 ms after, 375K ->
+/// 433K puts/s (median).
 const LOG_BYTES_PER_CACHE_DROP: u64 = 1 << 20;
 
 /// Who may read an appended record, and when it goes to the file.

@@ -10,7 +10,10 @@ impl LogSegment {
     /// next write rewrites it).
     fn cache_to_drop(&self, a: &mut AppendState, synced: u64) -> Option<(u64, u64)> {
         let end = synced & !4095;
-        if self.blocks.is_some() || !a.span.banded || end < a.cache_dropped + LOG_BYTES_PER_CACHE_DROP {
+        if self.blocks.is_some()
+            || !a.span.banded
+            || end < a.cache_dropped + LOG_BYTES_PER_CACHE_DROP
+        {
             return None;
         }
         let from = std::mem::replace(&mut a.cache_dropped, end);

@@ -214,7 +214,11 @@ fn banded_logs_let_synced_pages_go_from_the_page_cache() {
     assert_eq!(fs.cache_dropped(), (ordered.len() & !4095, 0));
     for i in (0..3_500).step_by(97) {
         let key = format!("k{i:06}");
-        assert_eq!(newest_of(&ordered, &key), Some(Some(value.to_vec())), "{key}");
+        assert_eq!(
+            newest_of(&ordered, &key),
+            Some(Some(value.to_vec())),
+            "{key}"
+        );
     }
 
     let before = fs.cache_dropped();
