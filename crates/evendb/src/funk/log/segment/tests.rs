@@ -17,6 +17,18 @@ fn newest_of(seg: &LogSegment, key: &str) -> Option<Option<Vec<u8>>> {
     .map(|(_, value)| value)
 }
 
+/// Appends `key` with `value` at `version` as a readable record.
+fn append_readable(seg: &LogSegment, key: &str, value: &[u8], version: u64, counter: &AtomicU64) {
+    seg.append_as(
+        key.as_bytes(),
+        Some(value),
+        version,
+        counter,
+        AppendMode::Readable,
+    )
+    .expect("append");
+}
+
 /// Segment 1, new, in `dir` of `fs`.
 fn new_segment(fs: &MemFs, dir: &Path, config: &LogConfig) -> LogSegment {
     fs.create_dir_all(dir).expect("directory");
@@ -145,14 +157,7 @@ fn readable_appends_in_key_order_are_written_through() {
     let mut version = 0;
     let mut append = |key: String| {
         version += 1;
-        seg.append_as(
-            key.as_bytes(),
-            Some(&value),
-            version,
-            &counter,
-            AppendMode::Readable,
-        )
-        .expect("append");
+        append_readable(&seg, &key, &value, version, &counter);
     };
     let in_file = || seg.written.load(Ordering::Acquire);
     for i in 0..400 {
@@ -182,14 +187,7 @@ fn banded_logs_let_synced_pages_go_from_the_page_cache() {
     let mut version = 0;
     let mut append = |seg: &LogSegment, key: String| {
         version += 1;
-        seg.append_as(
-            key.as_bytes(),
-            Some(&value),
-            version,
-            &counter,
-            AppendMode::Readable,
-        )
-        .expect("append");
+        append_readable(seg, &key, &value, version, &counter);
     };
     // Half a megabyte synced: under the piece, nothing goes.
     for i in 0..600 {
