@@ -136,8 +136,8 @@ pub struct Args {
     /// the same source without the peer engines (`cargo build --release
     /// -p evendb-bench`), so that evendb's process holds what an
     /// application embedding it would, not RocksDB's and fjall's code and
-    /// start-up allocations (they add 10-15 MiB of resident memory to an
-    /// evendb job: docs/results/2026-12-02-child-binaries). Each result
+    /// start-up allocations (they added 3-10 MiB to evendb's peak RSS:
+    /// docs/results/2026-12-02-child-binaries). Each result
     /// records the engines linked into the binary that ran it.
     #[arg(long)]
     pub evendb_exe: Option<PathBuf>,

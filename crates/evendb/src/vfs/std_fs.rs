@@ -203,22 +203,26 @@ impl StorageFile for StdFile {
 
     fn drop_cached(&self, offset: u64, len: u64) {
         #[cfg(target_os = "linux")]
-        if let Some(len) = std::num::NonZeroU64::new(len) {
-            // Advice only: a failure changes nothing but memory.
-            let _ = rustix::fs::fadvise(&self.0, offset, Some(len), rustix::fs::Advice::DontNeed);
-        }
+        advise(&self.0, offset, len, rustix::fs::Advice::DontNeed);
         #[cfg(not(target_os = "linux"))]
         let _ = (offset, len);
     }
 
     fn will_need(&self, offset: u64, len: u64) {
         #[cfg(target_os = "linux")]
-        if let Some(len) = std::num::NonZeroU64::new(len) {
-            // Advice only: a failure changes nothing but speed.
-            let _ = rustix::fs::fadvise(&self.0, offset, Some(len), rustix::fs::Advice::WillNeed);
-        }
+        advise(&self.0, offset, len, rustix::fs::Advice::WillNeed);
         #[cfg(not(target_os = "linux"))]
         let _ = (offset, len);
+    }
+}
+
+/// `posix_fadvise(advice)` over `[offset, offset + len)`, nothing for an
+/// empty range. Advice only: a failure changes nothing but speed and the
+/// page cache's size.
+#[cfg(target_os = "linux")]
+fn advise(file: &std::fs::File, offset: u64, len: u64, advice: rustix::fs::Advice) {
+    if let Some(len) = std::num::NonZeroU64::new(len) {
+        let _ = rustix::fs::fadvise(file, offset, Some(len), advice);
     }
 }
 
