@@ -236,17 +236,23 @@ pub(crate) fn merged(entries: Vec<MunkEntry>, changed: Vec<MunkEntry>) -> Vec<Mu
 /// `data` bytes of data: half its keys; or, if new keys `filled` most of
 /// the old munk's spare cells, room for the keys it may still take before
 /// its data reaches `max_chunk_size` and it is split (estimated from its
-/// bytes a key), plus a quarter of its keys so that it splits before it
-/// fills them, at most twice its keys. Measured reason: a sequential load
+/// bytes a key), plus half its keys for the puts that come while the split
+/// runs, at most twice its keys. Measured reasons: a sequential load
 /// rebuilt each munk three or four times between splits (1,208 rebuilds
 /// for 309 splits), the last one just before the split, every one under
-/// the chunk's `rebalance` lock, which puts wait for.
+/// the chunk's `rebalance` lock, which puts wait for; and with a quarter
+/// of its keys past the split size, the munk taking a sequential load's
+/// appends was often full before its split was published (splits take 28
+/// ms on average, up to 380), and each put that found it so rebuilt it
+/// itself: with half, the load of P,E100 at 8× a 64 MiB budget found a
+/// munk full 125-144 times against 216-258 (four alternating runs each),
+/// E100 after it unchanged (docs/results/2026-12-02-full-munks).
 pub(crate) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
     if !filled {
         return keys / 2 + 64;
     }
     let more = keys_at_size(keys, data, max_chunk_size).saturating_sub(keys);
-    (more + keys / 4).clamp(64, 2 * keys + 64)
+    (more + keys / 2).clamp(64, 2 * keys + 64)
 }
 
 /// The keys a munk of `keys` keys and `data` bytes of data holds when its

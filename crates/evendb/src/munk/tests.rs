@@ -403,3 +403,15 @@ fn a_split_carries_changes_to_the_part_of_their_key() {
     assert!(carried.unowned > extra);
     assert_eq!(b.used(), old.bytes() + m.bytes() + carried.unowned);
 }
+
+#[test]
+fn a_munk_past_its_split_size_keeps_half_its_keys_spare_for_the_split() {
+    let max = 8 << 20;
+    // At the split size: nothing left to grow, half its keys for the puts
+    // that come while the split runs.
+    assert_eq!(spare_cells(80_000, max, true, max), 40_000);
+    // A munk that did not fill its cells: half its keys, whatever its size.
+    assert_eq!(spare_cells(80_000, max, false, max), 40_064);
+    // Far below it: room to grow to it, at most twice its keys.
+    assert_eq!(spare_cells(1_000, max / 100, true, max), 2_064);
+}
