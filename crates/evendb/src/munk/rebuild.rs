@@ -246,7 +246,7 @@ pub(crate) fn merged(entries: Vec<MunkEntry>, changed: Vec<MunkEntry>) -> Vec<Mu
 /// ms on average, up to 380), and each put that found it so rebuilt it
 /// itself: with half, the load of P,E100 at 8× a 64 MiB budget found a
 /// munk full 125-144 times against 216-258 (four alternating runs each),
-/// E100 after it unchanged (docs/results/2026-12-02-full-munks).
+/// E100 after it within its spread (docs/results/2026-12-02-full-munks).
 pub(crate) fn spare_cells(keys: usize, data: u64, filled: bool, max_chunk_size: u64) -> usize {
     if !filled {
         return keys / 2 + 64;
