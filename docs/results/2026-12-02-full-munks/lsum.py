@@ -1,3 +1,7 @@
+"""Per run of load.sh: load rate, p99.9 and worst put (ms), peak RSS (MiB),
+puts that found their munk full and their wait, munk rebuilds, splits,
+puts over 12 ms a probe build printed (SLOWPUT), write amplification;
+then each variant's median rate and worst put."""
 import json, sys, glob, collections, statistics as st
 rows = collections.defaultdict(list)
 for f in sorted(glob.glob(sys.argv[1] + '/*.json')):
